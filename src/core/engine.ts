@@ -1,0 +1,255 @@
+import { z } from "zod";
+import type { Store } from "../store/store.js";
+import { Jobs } from "../queue/jobs.js";
+import type { EnqueuedJob } from "../queue/job.js";
+import { parseQueueOptions, type EnqueueOptions, type QueueOptions } from "../queue/options.js";
+import { Queue } from "../queue/queue.js";
+import { JobAbortedError, QueueWorker } from "../queue/worker.js";
+import { systemClock, type Clock, type TimerHandle } from "./clock.js";
+import { InvalidInputError, UnknownQueueError, describe, errorText } from "./errors.js";
+import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "./logger.js";
+import { durationMs, fn, parseOptions } from "./options.js";
+import { onShutdownSignal } from "./signals.js";
+
+const retentionMs = z.union([durationMs, z.literal(false)]);
+
+const engineOptionsSchema = z
+  .object({
+    store: z.custom<Store>((v) => !!v && typeof v === "object" && "queue" in v && "migrate" in v, "expected a store: sqlite(path) or postgres(url)"),
+    logger: z.custom<LoggerOption>((v) => v !== undefined && v !== null, "expected a logger").optional(),
+    logLevel: z.enum(["debug", "info", "warn", "error", "critical"]).default("info"),
+    clock: z.custom<Clock>((v) => !!v && typeof (v as Clock).now === "function" && typeof (v as Clock).setTimeout === "function", "expected a Clock").optional(),
+    /** Identifies this process in leases and logs; default a random id. */
+    instanceId: z.string().min(1).max(100).optional(),
+    /** Longest an idle worker waits before checking for due jobs by itself; default 2s. */
+    pollInterval: durationMs.default(2_000),
+    /** How often expired leases are looked for; default 5s. */
+    rescueInterval: durationMs.default(5_000),
+    /** How long a graceful stop waits for running jobs; default 30s. */
+    shutdownGrace: durationMs.default(30_000),
+    /** How long finished jobs are kept; `false` keeps them forever. */
+    retention: z
+      .object({ succeeded: retentionMs.default(86_400_000), failed: retentionMs.default(14 * 86_400_000), cancelled: retentionMs.default(86_400_000) })
+      .strict()
+      .default({ succeeded: 86_400_000, failed: 14 * 86_400_000, cancelled: 86_400_000 }),
+    /** Run pending migrations when the engine is created; default true. */
+    migrate: z.boolean().default(true),
+    /** `start()` stops gracefully on SIGTERM and SIGINT (Node); default true. */
+    handleSignals: z.boolean().default(true),
+    onError: fn<(error: unknown) => void>("a function").optional(),
+  })
+  .strict();
+
+export type TickworkOptions = z.input<typeof engineOptionsSchema>;
+
+export interface TickResult {
+  /** When the engine next has work: a job due, a lease to rescue. null: nothing scheduled. */
+  nextWakeAt: number | null;
+  /** Jobs run in this tick. */
+  ran: number;
+}
+
+const PRUNE_EVERY_MS = 60_000;
+const PRUNE_BATCH = 1_000;
+const RESCUE_BATCH = 1_000;
+
+/** Creates an engine on a store, runs migrations, and says where its events go. */
+export async function createTickwork(options: TickworkOptions): Promise<Tickwork> {
+  const o = parseOptions(engineOptionsSchema, options, "createTickwork");
+  const tw = new Tickwork(o);
+  if (o.migrate) await o.store.migrate();
+  tw.announce();
+  return tw;
+}
+
+/** The engine: declared queues (and, later, tasks, deliveries, fan-outs), driven by ticks or by `start()`. */
+export class Tickwork {
+  readonly store: Store;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly instanceId: string;
+  readonly jobs: Jobs;
+  private readonly queues = new Map<string, Queue<unknown>>();
+  private readonly workers = new Map<string, QueueWorker>();
+  private started = false;
+  private stopped = false;
+  private lastPruneAt = Number.NEGATIVE_INFINITY;
+  private maintenanceTimer: TimerHandle | undefined;
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private removeSignalHandler: (() => void) | undefined;
+  private readonly defaultedLogger: boolean;
+
+  /** @internal use `createTickwork`. */
+  constructor(private readonly o: z.output<typeof engineOptionsSchema>) {
+    this.store = o.store;
+    this.clock = o.clock ?? systemClock;
+    this.defaultedLogger = o.logger === undefined;
+    this.logger = new Logger(o.logger === undefined ? jsonLines() : toSink(o.logger), () => this.clock.now(), o.logLevel as LogLevel);
+    this.instanceId = o.instanceId ?? randomId();
+    this.jobs = new Jobs({
+      store: this.store.queue,
+      logger: this.logger,
+      now: () => this.clock.now(),
+      knownQueues: () => [...this.queues.keys()],
+      wake: (queue) => this.wake(queue),
+      abortLocal: (id) => [...this.workers.values()].some((w) => w.abort(id, new JobAbortedError("cancelled", `job ${id} was cancelled`))),
+    });
+  }
+
+  /** @internal the start-up event: which store, and which sink every later event goes to. */
+  announce(): void {
+    this.logger.info("engine.started", {
+      instanceId: this.instanceId,
+      store: this.store.name,
+      logSink: this.logger.sink.name,
+      logSinkChosenBy: this.defaultedLogger ? "default (no logger option given)" : "the logger option",
+      logLevel: this.o.logLevel,
+      clock: this.clock === systemClock ? "system" : "injected",
+    });
+  }
+
+  /**
+   * Declares a queue. With a `handler`, this process runs its jobs (after `start()`, or in `tick()`);
+   * without one, it only enqueues.
+   */
+  queue<P = unknown>(name: string, options: QueueOptions<P> = {}): Queue<P> {
+    if (this.queues.has(name)) throw new InvalidInputError(`queue "${name}" is already declared`);
+    const config = parseQueueOptions(name, options);
+    const queue = new Queue<P>(config, { store: this.store.queue, logger: this.logger, now: () => this.clock.now(), wake: (q) => this.wake(q) });
+    this.queues.set(name, queue as Queue<unknown>);
+    if (config.handler) {
+      const worker = new QueueWorker(config, { store: this.store.queue, clock: this.clock, logger: this.logger, instanceId: this.instanceId, pollIntervalMs: this.o.pollInterval });
+      this.workers.set(name, worker);
+      if (this.started) worker.start();
+    }
+    return queue;
+  }
+
+  /** Enqueues on a declared queue by name (for code that holds no `Queue` handle: CLIs, admin APIs). */
+  async enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
+    const q = this.queues.get(queue);
+    if (!q) throw new UnknownQueueError(queue, [...this.queues.keys()]);
+    return q.enqueue(payload, options);
+  }
+
+  /**
+   * One bounded pass of all due work: expired leases rescued, due jobs run (at most `maxJobs`),
+   * old finished jobs pruned. Returns when the engine next wants to run. Only a store failure
+   * escapes; a job's failure is the job's.
+   */
+  async tick(options: { maxJobs?: number } = {}): Promise<TickResult> {
+    if (this.started) throw new InvalidInputError("tick() drives the engine by hand; it cannot run while start() drives it");
+    const maxJobs = options.maxJobs ?? 1_000;
+    if (!Number.isInteger(maxJobs) || maxJobs < 1) throw new InvalidInputError(`tick: maxJobs must be an integer >= 1, got ${describe(maxJobs)}`);
+    await this.rescue();
+    await this.pruneIfDue();
+    let ran = 0;
+    let more = false;
+    for (const worker of this.workers.values()) {
+      const result = await worker.runDue(maxJobs - ran);
+      ran += result.ran;
+      more ||= result.more;
+      if (ran >= maxJobs) break;
+    }
+    const nextWakeAt = more ? this.clock.now() : await this.store.queue.nextWakeAt({ queues: [...this.workers.keys()] });
+    return { nextWakeAt, ran };
+  }
+
+  /** Runs workers continuously: they claim as jobs arrive, by notification where the store has it. */
+  async start(): Promise<void> {
+    if (this.stopped) throw new InvalidInputError("this engine was stopped; create a new one");
+    if (this.started) return;
+    this.started = true;
+    if (this.store.subscribe) {
+      this.unsubscribe = await this.store.subscribe((queue) => (queue === "*" ? this.wakeAll() : this.wake(queue)));
+    }
+    if (this.o.handleSignals) this.removeSignalHandler = onShutdownSignal(() => this.stop());
+    await this.maintain();
+    for (const worker of this.workers.values()) worker.start();
+    this.logger.info("engine.workers_started", {
+      queues: [...this.workers.values()].map((w) => ({ queue: w.config.name, concurrency: w.config.concurrency })),
+      wakeUps: this.store.subscribe ? "store notifications" : `poll every ${this.o.pollInterval} ms (and enqueues in this process)`,
+    });
+  }
+
+  /**
+   * Graceful stop: no new claims, prefetched jobs handed back, running jobs given `shutdownGrace` to
+   * finish and released after it; then the store is closed.
+   */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.maintenanceTimer) this.clock.clearTimeout(this.maintenanceTimer);
+    this.removeSignalHandler?.();
+    await Promise.all([...this.workers.values()].map((w) => w.stop(this.o.shutdownGrace)));
+    await this.unsubscribe?.();
+    await this.store.close();
+    this.logger.info("engine.stopped", { instanceId: this.instanceId });
+  }
+
+  /** What this engine is and does right now. */
+  status() {
+    return {
+      instanceId: this.instanceId,
+      store: this.store.name,
+      logSink: this.logger.sink.name,
+      started: this.started,
+      stopped: this.stopped,
+      queues: [...this.queues.values()].map((q) => ({
+        name: q.name,
+        concurrency: q.config.concurrency,
+        hasHandler: this.workers.has(q.name),
+        ...(this.workers.get(q.name)?.stats ?? {}),
+      })),
+    };
+  }
+
+  private wake(queue: string): void {
+    this.workers.get(queue)?.wake();
+  }
+
+  private wakeAll(): void {
+    for (const worker of this.workers.values()) worker.wake();
+  }
+
+  /** Periodic upkeep while started: rescue expired leases, prune history. */
+  private async maintain(): Promise<void> {
+    try {
+      await this.rescue();
+      await this.pruneIfDue();
+    } catch (error) {
+      this.logger.error("store.error", { operation: "maintenance", error: errorText(error) });
+      this.o.onError?.(error);
+    }
+    if (!this.stopped) this.maintenanceTimer = this.clock.setTimeout(() => void this.maintain(), this.o.rescueInterval);
+  }
+
+  private async rescue(): Promise<void> {
+    const queues = [...this.workers.keys()];
+    const rescued = await this.store.queue.rescueExpired({ queues, now: this.clock.now(), limit: RESCUE_BATCH });
+    for (const job of rescued) {
+      this.logger.warn("job.lease_expired", { queue: job.queue, id: job.id, attempts: job.attempts, maxAttempts: job.maxAttempts, status: job.status });
+      if (job.status === "failed") this.logger.error("job.failed", { queue: job.queue, id: job.id, attempts: job.attempts, maxAttempts: job.maxAttempts, error: "lease expired on the last attempt" });
+    }
+    for (const queue of new Set(rescued.filter((j) => j.status === "pending").map((j) => j.queue))) this.wake(queue);
+  }
+
+  private async pruneIfDue(): Promise<void> {
+    const now = this.clock.now();
+    if (now - this.lastPruneAt < PRUNE_EVERY_MS) return;
+    this.lastPruneAt = now;
+    for (const status of ["succeeded", "failed", "cancelled"] as const) {
+      const keep = this.o.retention[status];
+      if (keep === false) continue;
+      let pruned = 0;
+      for (let n = PRUNE_BATCH; n === PRUNE_BATCH; pruned += n) {
+        n = await this.store.queue.pruneFinished({ status, before: now - keep, limit: PRUNE_BATCH });
+      }
+      if (pruned) this.logger.info("jobs.pruned", { status, count: pruned, olderThanMs: keep });
+    }
+  }
+}
+
+function randomId(): string {
+  return globalThis.crypto.randomUUID().slice(0, 8);
+}

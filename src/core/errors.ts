@@ -1,0 +1,110 @@
+/**
+ * Every error tickwork throws on purpose is a `TickworkError` with a short, searchable `code`.
+ * Input errors are thrown before anything is written, so a caller that catches one has lost nothing.
+ */
+export class TickworkError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A value given by the caller is not acceptable (bad duration, option, payload...). */
+export class InvalidInputError extends TickworkError {
+  constructor(message: string, code = "TW_INVALID_INPUT") {
+    super(code, message);
+  }
+}
+
+export class InvalidDurationError extends InvalidInputError {
+  constructor(readonly value: unknown) {
+    super(
+      `invalid duration ${describe(value)}: expected milliseconds (a finite number >= 0) or a string such as "500ms", "30s", "5m", "1h", "2d"`,
+      "TW_INVALID_DURATION",
+    );
+  }
+}
+
+export class InvalidPayloadError extends InvalidInputError {
+  constructor(readonly reason: string, where?: string) {
+    super(`${where ? `${where}: ` : ""}job payload is not JSON-serialisable: ${reason}`, "TW_INVALID_PAYLOAD");
+  }
+}
+
+export class UnknownQueueError extends TickworkError {
+  constructor(readonly queue: string, known: readonly string[]) {
+    super(
+      "TW_UNKNOWN_QUEUE",
+      `unknown queue "${queue}": declare it with tw.queue("${queue}", ...) first` +
+        (known.length ? ` (declared: ${known.join(", ")})` : " (no queue is declared)"),
+    );
+  }
+}
+
+export class JobNotFoundError extends TickworkError {
+  constructor(readonly id: string) {
+    super("TW_JOB_NOT_FOUND", `job ${id} does not exist (it may have been pruned by retention)`);
+  }
+}
+
+/** A state change that the job's current status does not allow (retrying a running job...). */
+export class JobStateError extends TickworkError {
+  constructor(message: string) {
+    super("TW_JOB_STATE", message);
+  }
+}
+
+/**
+ * The store could not be reached or failed below the level of any one job or task.
+ * This is the only kind of failure that escapes `tick()`: runtimes retry it (the Durable Object
+ * alarm's own retry, the Node runtime's reconnect loop).
+ */
+export class StoreUnavailableError extends TickworkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TW_STORE_UNAVAILABLE", message, options);
+  }
+}
+
+/**
+ * Thrown by a job handler to choose when the next attempt runs, e.g. from an upstream's
+ * `Retry-After`. Any thrown error carrying a `retryAfter` property is honoured the same way.
+ */
+export class RetryAfterError extends TickworkError {
+  readonly retryAfter: number | string | Date;
+
+  constructor(message: string, retryAfter: number | string | Date) {
+    super("TW_RETRY_AFTER", message);
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** Thrown by a job handler when retrying cannot help: the job fails at once, attempts left or not. */
+export class PermanentJobError extends TickworkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TW_PERMANENT", message, options);
+  }
+}
+
+export function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number" || typeof value === "boolean" || value == null) return String(value);
+  if (typeof value === "bigint") return `${value}n`;
+  if (typeof value === "function") return "a function";
+  try {
+    return JSON.stringify(value) ?? Object.prototype.toString.call(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+/** A job's or task's error as it is stored: the message plus the stack's first frames. */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const stack = error.stack?.split("\n").slice(0, 6).join("\n");
+    return stack && stack.includes(error.message) ? stack : `${error.name}: ${error.message}`;
+  }
+  return describe(error);
+}

@@ -1,0 +1,124 @@
+import { InvalidInputError, describe } from "./errors.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error" | "critical";
+
+/** One structured event. `event` is a stable name (`job.failed`, `task.backoff`...) that can be alerted on. */
+export interface LogEvent {
+  event: string;
+  level: LogLevel;
+  /** Epoch milliseconds, from the engine's clock. */
+  time: number;
+  [field: string]: unknown;
+}
+
+/** The smallest shape of a pino logger that tickwork writes to. */
+export interface PinoLike {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  fatal(obj: object, msg?: string): void;
+  levels: unknown;
+}
+
+/** A sink receives every event at or above the logger's level. */
+export interface LogSink {
+  /** Named in the `engine.started` event and in `status()`, so nobody has to guess where logs go. */
+  readonly name: string;
+  write(event: LogEvent): void;
+}
+
+/** What the `logger` option accepts. */
+export type LoggerOption = LogSink | PinoLike | ((event: LogEvent) => void);
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, critical: 50 };
+
+/** JSON lines, one event per line, written with `write` (default: `console.log`). */
+export function jsonLines(options: { write?: (line: string) => void } = {}): LogSink {
+  const write = options.write ?? ((line: string) => console.log(line));
+  return {
+    name: options.write ? "jsonLines(custom writer)" : "jsonLines(console)",
+    write: (event) => write(JSON.stringify(event)),
+  };
+}
+
+/** Events to a pino instance: level mapped, `critical` as `fatal`, the event name as the message. */
+export function pinoSink(pino: PinoLike): LogSink {
+  return {
+    name: "pino",
+    write(event) {
+      const { level, event: name, ...fields } = event;
+      const method = level === "critical" ? "fatal" : level;
+      pino[method]({ event: name, ...fields }, name);
+    },
+  };
+}
+
+/** Events to a plain function. */
+export function functionSink(fn: (event: LogEvent) => void): LogSink {
+  return { name: "function", write: fn };
+}
+
+export function toSink(option: LoggerOption): LogSink {
+  if (typeof option === "function") return functionSink(option);
+  if (option && typeof option === "object") {
+    if ("write" in option && typeof option.write === "function" && typeof (option as LogSink).name === "string") {
+      return option as LogSink;
+    }
+    if (isPino(option)) return pinoSink(option);
+  }
+  throw new InvalidInputError(
+    `logger must be a function (event) => void, a pino instance or a sink such as jsonLines(), got ${describe(option)}`,
+  );
+}
+
+function isPino(value: object): value is PinoLike {
+  const v = value as Partial<PinoLike>;
+  return typeof v.info === "function" && typeof v.fatal === "function" && v.levels !== undefined;
+}
+
+/** The engine's logger: stamps time and level, filters by level, and never lets a sink break the work. */
+export class Logger {
+  readonly sink: LogSink;
+  private readonly min: number;
+
+  constructor(
+    sink: LogSink,
+    private readonly now: () => number,
+    level: LogLevel = "info",
+  ) {
+    if (!(level in RANK)) throw new InvalidInputError(`log level must be one of ${Object.keys(RANK).join(", ")}, got ${describe(level)}`);
+    this.sink = sink;
+    this.min = RANK[level];
+  }
+
+  enabled(level: LogLevel): boolean {
+    return RANK[level] >= this.min;
+  }
+
+  log(level: LogLevel, event: string, fields: Record<string, unknown> = {}): void {
+    if (RANK[level] < this.min) return;
+    try {
+      this.sink.write({ event, level, time: this.now(), ...fields });
+    } catch (error) {
+      // A broken sink must not fail a job; say so where it can still be seen.
+      console.error(`tickwork: log sink "${this.sink.name}" threw while writing ${event}:`, error);
+    }
+  }
+
+  debug(event: string, fields?: Record<string, unknown>): void {
+    this.log("debug", event, fields);
+  }
+  info(event: string, fields?: Record<string, unknown>): void {
+    this.log("info", event, fields);
+  }
+  warn(event: string, fields?: Record<string, unknown>): void {
+    this.log("warn", event, fields);
+  }
+  error(event: string, fields?: Record<string, unknown>): void {
+    this.log("error", event, fields);
+  }
+  critical(event: string, fields?: Record<string, unknown>): void {
+    this.log("critical", event, fields);
+  }
+}

@@ -1,0 +1,25 @@
+// The core: runs unchanged in Node and in workerd. Stores live in `tickwork/sqlite` and `tickwork/postgres`.
+export { createTickwork, Tickwork, type TickworkOptions, type TickResult } from "./core/engine.js";
+export { systemClock, type Clock, type TimerHandle } from "./core/clock.js";
+export { toMs, type Duration } from "./core/duration.js";
+export { exponential, schedule, type Backoff, type BackoffPolicy, type ExponentialOptions, type Jitter } from "./core/backoff.js";
+export { Logger, jsonLines, pinoSink, functionSink, type LogEvent, type LogLevel, type LogSink, type LoggerOption, type PinoLike } from "./core/logger.js";
+export {
+  TickworkError,
+  InvalidInputError,
+  InvalidDurationError,
+  InvalidPayloadError,
+  UnknownQueueError,
+  JobNotFoundError,
+  JobStateError,
+  StoreUnavailableError,
+  RetryAfterError,
+  PermanentJobError,
+} from "./core/errors.js";
+export { Queue } from "./queue/queue.js";
+export { Jobs, type ListFilter } from "./queue/jobs.js";
+export { JobAbortedError } from "./queue/worker.js";
+export type { Job, JobStatus, JobContext, JobHandler, EnqueuedJob } from "./queue/job.js";
+export type { QueueOptions, EnqueueOptions, EnqueueItem } from "./queue/options.js";
+export type { QueueStore, QueueCounts, SqlClient } from "./queue/store.js";
+export type { Store } from "./store/store.js";

@@ -1,0 +1,129 @@
+import { z } from "zod";
+import { exponential, type BackoffPolicy } from "../core/backoff.js";
+import { toMs, type Duration } from "../core/duration.js";
+import { InvalidInputError, InvalidPayloadError, describe } from "../core/errors.js";
+import { durationMs, fn, parseOptions } from "../core/options.js";
+import type { JobHandler } from "./job.js";
+import type { NewJobRow, SqlClient } from "./store.js";
+import { serialisePayload } from "../core/json.js";
+
+const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+const MAX_KEY_LENGTH = 255;
+/** Priorities are stored as 32-bit integers. */
+const PRIORITY_RANGE = 2 ** 31 - 1;
+
+const queueOptionsSchema = z
+  .object({
+    handler: fn<JobHandler>("a handler (job, ctx) => result").optional(),
+    /** Jobs this process runs at once for this queue. */
+    concurrency: z.number().int().min(1).max(10_000).default(1),
+    /**
+     * How long a claimed job stays owned without a heartbeat. Heartbeats renew it every quarter of
+     * it, so a job whose worker died returns to pending within about this long (plus one rescue pass).
+     */
+    lease: durationMs.default(20_000).refine((ms) => ms >= 1_000, "the lease must be at least 1s"),
+    /** An attempt running longer than this fails (and its signal is aborted). */
+    timeout: durationMs.optional(),
+    retry: z
+      .object({
+        maxAttempts: z.number().int().min(1).max(1_000_000).default(5),
+        backoff: fn<BackoffPolicy>("exponential(...), schedule([...]) or a function (failures) => ms").optional(),
+      })
+      .strict()
+      .default({ maxAttempts: 5 }),
+    /** At most `max` job starts per `per`, in each process. */
+    rateLimit: z.object({ max: z.number().int().min(1), per: durationMs }).strict().optional(),
+    /** Jobs claimed per round trip; default twice the concurrency (the extra half is prefetch). */
+    batchSize: z.number().int().min(1).max(10_000).optional(),
+  })
+  .strict();
+
+export type QueueOptions<P = unknown> = Omit<z.input<typeof queueOptionsSchema>, "handler"> & { handler?: JobHandler<P> };
+
+export interface QueueConfig {
+  name: string;
+  handler: JobHandler | undefined;
+  concurrency: number;
+  leaseMs: number;
+  timeoutMs: number | undefined;
+  maxAttempts: number;
+  backoff: BackoffPolicy;
+  rateLimit: { max: number; perMs: number } | undefined;
+  batchSize: number;
+}
+
+/** The library's default retry delays: 1s, 2s, 4s... up to 1h, with equal jitter. */
+const defaultBackoff = exponential({ base: "1s", factor: 2, max: "1h", jitter: "equal" });
+
+export function parseQueueOptions(name: string, options: unknown): QueueConfig {
+  if (typeof name !== "string" || !QUEUE_NAME.test(name)) {
+    throw new InvalidInputError(`queue name ${describe(name)} is invalid: use 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit`);
+  }
+  const o = parseOptions(queueOptionsSchema, options, `queue "${name}"`);
+  return {
+    name,
+    handler: o.handler,
+    concurrency: o.concurrency,
+    leaseMs: o.lease,
+    timeoutMs: o.timeout,
+    maxAttempts: o.retry.maxAttempts,
+    backoff: o.retry.backoff ?? defaultBackoff,
+    rateLimit: o.rateLimit ? { max: o.rateLimit.max, perMs: o.rateLimit.per } : undefined,
+    batchSize: o.batchSize ?? Math.max(2 * o.concurrency, 10),
+  };
+}
+
+export interface EnqueueOptions {
+  /** Dedupe key: while a pending or running job of this queue holds it, enqueue returns that job. */
+  key?: string;
+  /** When the job becomes due (Date or epoch ms); default now. Past times run at once. */
+  runAt?: Date | number;
+  /** Alternative to `runAt`: due after this long. */
+  delay?: Duration;
+  /** Lower runs first; default 0. */
+  priority?: number;
+  /** Overrides the queue's `retry.maxAttempts` for this job. */
+  maxAttempts?: number;
+  /** Your `pg` client inside a transaction: the job exists only if your transaction commits. */
+  tx?: SqlClient;
+}
+
+export interface EnqueueItem<P = unknown> extends Omit<EnqueueOptions, "tx"> {
+  payload: P;
+}
+
+/**
+ * Validates one job by hand rather than through zod: this runs once per enqueued job, on the
+ * hot path of bulk enqueue.
+ */
+export function toNewJobRow(queue: QueueConfig, payload: unknown, options: EnqueueOptions, now: number, where: string): NewJobRow {
+  const fail = (message: string): never => {
+    throw new InvalidInputError(`${where}: ${message}`);
+  };
+  const { key = null, runAt, delay, priority = 0, maxAttempts = queue.maxAttempts } = options;
+  if (key !== null && (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)) {
+    fail(`key must be a string of 1 to ${MAX_KEY_LENGTH} characters, got ${describe(key)}`);
+  }
+  if (!Number.isInteger(priority) || Math.abs(priority) > PRIORITY_RANGE) fail(`priority must be an integer, got ${describe(priority)}`);
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) fail(`maxAttempts must be an integer >= 1, got ${describe(maxAttempts)}`);
+  let at = now;
+  if (runAt !== undefined && delay !== undefined) fail("give runAt or delay, not both");
+  if (runAt !== undefined) {
+    at = runAt instanceof Date ? runAt.getTime() : runAt;
+    if (typeof at !== "number" || !Number.isFinite(at)) fail(`runAt must be a Date or epoch milliseconds, got ${describe(runAt)}`);
+  } else if (delay !== undefined) {
+    if (typeof delay === "number" && delay < 0) fail(`delay must not be negative, got ${delay}`);
+    try {
+      at = now + toMs(delay);
+    } catch (error) {
+      fail((error as Error).message);
+    }
+  }
+  let text: string;
+  try {
+    text = serialisePayload(payload);
+  } catch (error) {
+    throw error instanceof InvalidPayloadError ? new InvalidPayloadError(error.reason, where) : error;
+  }
+  return { payload: text, key, priority, runAt: Math.round(at), maxAttempts };
+}

@@ -1,0 +1,72 @@
+import type { Outcome, QueueStore } from "./store.js";
+
+type Waiter = { outcome: Outcome; resolve: (accepted: boolean) => void; reject: (error: unknown) => void };
+
+/**
+ * Batches job outcomes (the acks): outcomes that arrive while one batch is being written, or within
+ * the same turn of the event loop, are written together in one statement.
+ *
+ * The crash trade-off: an outcome waits here at most one write (about a millisecond). If the process
+ * dies in that window, the job's lease lapses and it runs again, so every job is run at least once,
+ * and a handler must be idempotent for the rare double run (as with every at-least-once queue).
+ */
+export class OutcomeBatcher {
+  private waiting: Waiter[] = [];
+  private writing: Promise<void> | null = null;
+  private scheduled = false;
+
+  constructor(
+    private readonly store: QueueStore,
+    private readonly now: () => number,
+    private readonly maxBatch = 1000,
+  ) {}
+
+  get size(): number {
+    return this.waiting.length;
+  }
+
+  /** Resolves true when the outcome is recorded, false when the fence refused it (lease lost). */
+  add(outcome: Outcome): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ outcome, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Writes everything waiting; rejects if the store fails. */
+  async drain(): Promise<void> {
+    while (this.writing || this.waiting.length) {
+      if (this.writing) await this.writing;
+      else await this.write();
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.writing) return;
+    this.scheduled = true;
+    // A macrotask, so every handler that finishes in this turn of the event loop joins the batch.
+    setTimeout(() => {
+      this.scheduled = false;
+      if (!this.writing) void this.write().catch(() => {});
+    }, 0);
+  }
+
+  private write(): Promise<void> {
+    const batch = this.waiting.splice(0, this.maxBatch);
+    if (batch.length === 0) return Promise.resolve();
+    this.writing = (async () => {
+      try {
+        const { refused } = await this.store.settleMany({ outcomes: batch.map((w) => w.outcome), now: this.now() });
+        const no = new Set(refused);
+        for (const w of batch) w.resolve(!no.has(w.outcome.id));
+      } catch (error) {
+        for (const w of batch) w.reject(error);
+        throw error;
+      } finally {
+        this.writing = null;
+        if (this.waiting.length) this.schedule();
+      }
+    })();
+    return this.writing;
+  }
+}

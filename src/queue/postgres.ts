@@ -1,0 +1,246 @@
+import type { PgExecutor } from "../store/pg-executor.js";
+import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
+import type { InsertResult, ListParams, NewJobRow, Outcome, QueueStore, RescuedJob, SqlClient } from "./store.js";
+import type { Job, JobStatus } from "./job.js";
+
+/** The channel enqueues notify on; its payload is the queue name. */
+export const JOBS_CHANNEL = "tickwork_jobs";
+
+const LIVE = "status IN ('pending', 'running')";
+const KEY_FREE = `(j.key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
+  WHERE live.queue = j.queue AND live.key = j.key AND live.${LIVE}))`;
+
+// One statement per batch: the rows travel as arrays and unnest() turns them back into rows.
+// The notify rides in the same statement, so it fires exactly when (and if) the insert commits.
+const INSERT_MANY = `
+  WITH ins AS (
+    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at)
+    SELECT $1, t.payload, t.key, 'pending', t.priority, t.run_at, t.max_attempts, $7::bigint
+    FROM unnest($2::json[], $3::text[], $4::int[], $5::bigint[], $6::int[])
+         WITH ORDINALITY AS t(payload, key, priority, run_at, max_attempts, ord)
+    ORDER BY t.ord
+    ON CONFLICT DO NOTHING
+    RETURNING id, key
+  )
+  SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', $1)) AS notify`;
+
+const CLAIM_DUE = `
+  WITH next AS (
+    SELECT id FROM tickwork_jobs
+    WHERE queue = $1 AND status = 'pending' AND run_at <= $2
+    ORDER BY priority, run_at, id
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE tickwork_jobs j
+  SET status = 'running', attempts = j.attempts + 1, worker_id = $4, lease_until = $5::bigint, started_at = $2::bigint
+  FROM next WHERE j.id = next.id
+  RETURNING j.*`;
+
+// Every outcome of a batch in one statement; the WHERE clause is the fence: an outcome applies only
+// while the job still runs the attempt it reports on.
+const SETTLE_MANY = `
+  UPDATE tickwork_jobs j SET
+    status      = o.status,
+    attempts    = j.attempts - o.refund,
+    run_at      = COALESCE(o.run_at, j.run_at),
+    last_error  = COALESCE(o.error, j.last_error),
+    started_at  = CASE WHEN o.refund = 1 THEN NULL ELSE j.started_at END,
+    finished_at = CASE WHEN o.status = 'pending' THEN NULL ELSE $7::bigint END,
+    worker_id   = NULL,
+    lease_until = NULL
+  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::int[])
+       AS o(id, attempt, status, run_at, error, refund)
+  WHERE j.id = o.id AND j.status = 'running' AND j.attempts = o.attempt
+  RETURNING j.id::text AS id`;
+
+const RESCUE_EXPIRED = `
+  WITH lapsed AS (
+    SELECT id FROM tickwork_jobs
+    WHERE status = 'running' AND lease_until < $1 AND queue = ANY($2)
+    ORDER BY lease_until LIMIT $3
+    FOR UPDATE SKIP LOCKED
+  )
+  UPDATE tickwork_jobs j SET
+    status      = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
+    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::bigint ELSE NULL END,
+    run_at = $1::bigint, last_error = $4, worker_id = NULL, lease_until = NULL
+  FROM lapsed WHERE j.id = lapsed.id
+  RETURNING j.id::text AS id, j.queue, j.attempts, j.max_attempts AS "maxAttempts", j.status`;
+
+const NEXT_WAKE = `
+  SELECT min(t.at)::text AS at FROM unnest($1::text[]) AS q(name), LATERAL (
+    (SELECT run_at AS at FROM tickwork_jobs WHERE queue = q.name AND status = 'pending' ORDER BY run_at LIMIT 1)
+    UNION ALL
+    (SELECT lease_until FROM tickwork_jobs WHERE queue = q.name AND status = 'running' ORDER BY lease_until LIMIT 1)
+  ) AS t`;
+
+/** The queue on PostgreSQL: one round trip per batch, `FOR UPDATE SKIP LOCKED` so workers never wait on each other. */
+export class PostgresQueueStore implements QueueStore {
+  constructor(private readonly db: PgExecutor) {}
+
+  async insertMany({ queue, rows, now, tx }: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient }): Promise<InsertResult[]> {
+    const run = async <T>(sql: string, params: unknown[]): Promise<T[]> =>
+      tx ? ((await tx.query(sql, params)).rows as T[]) : this.db.query<T>(sql, params);
+    const inserted = await run<{ id: string; key: string | null }>(INSERT_MANY, [
+      queue,
+      rows.map((r) => r.payload),
+      rows.map((r) => r.key),
+      rows.map((r) => r.priority),
+      rows.map((r) => r.runAt),
+      rows.map((r) => r.maxAttempts),
+      now,
+    ]);
+    // RETURNING yields inserted rows in insertion order (the ORDER BY ord above). A keyed row that
+    // is missing lost to a live job, or to an earlier row of this same batch.
+    const results: (InsertResult | undefined)[] = new Array(rows.length);
+    const byKey = new Map<string, string>();
+    let next = 0;
+    const missing: string[] = [];
+    rows.forEach((row, i) => {
+      const candidate = inserted[next];
+      if (candidate && candidate.key === row.key && (row.key === null || !byKey.has(row.key))) {
+        next++;
+        if (row.key !== null) byKey.set(row.key, candidate.id);
+        results[i] = { id: candidate.id, duplicate: false };
+      } else if (row.key !== null && !byKey.has(row.key)) {
+        missing.push(row.key);
+      }
+    });
+    const holders = new Map<string, Job>();
+    if (missing.length) {
+      const live = await run<JobRow>(`SELECT * FROM tickwork_jobs WHERE queue = $1 AND key = ANY($2) AND ${LIVE}`, [queue, missing]);
+      for (const row of live) holders.set(row.key!, toJob(row, false));
+    }
+    return rows.map((row, i) => {
+      if (results[i]) return results[i];
+      const holder = holders.get(row.key!);
+      if (holder) return { id: holder.id, duplicate: true, existing: holder };
+      const sameBatch = byKey.get(row.key!);
+      if (sameBatch) return { id: sameBatch, duplicate: true, existing: pendingFromRow(sameBatch, queue, rows[firstIndexOfKey(rows, row.key!)]!, now) };
+      throw new Error(`tickwork: insert of key ${row.key} conflicted but no live job holds it`);
+    });
+  }
+
+  async claimDue({ queue, limit, now, leaseUntil, workerId }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
+    const rows = await this.db.query<JobRow>(CLAIM_DUE, [queue, now, limit, workerId, leaseUntil]);
+    return rows.map((row) => toJob(row, false)).sort(byClaimOrder);
+  }
+
+  async settleMany({ outcomes, now }: { outcomes: Outcome[]; now: number }) {
+    const ids: string[] = [];
+    const attempts: number[] = [];
+    const statuses: string[] = [];
+    const runAts: (number | null)[] = [];
+    const errors: (string | null)[] = [];
+    const refunds: number[] = [];
+    for (const o of outcomes) {
+      ids.push(o.id);
+      attempts.push(o.attempt);
+      statuses.push(o.kind === "failed" ? (o.retryAt === null ? "failed" : "pending") : o.kind === "released" ? "pending" : "succeeded");
+      runAts.push(o.kind === "failed" ? o.retryAt : o.kind === "released" ? now : null);
+      errors.push(o.kind === "failed" ? o.error : null);
+      refunds.push(o.kind === "released" ? 1 : 0);
+    }
+    const applied = await this.db.query<{ id: string }>(SETTLE_MANY, [ids, attempts, statuses, runAts, errors, refunds, now]);
+    const done = new Set(applied.map((r) => r.id));
+    return { refused: ids.filter((id) => !done.has(id)) };
+  }
+
+  async heartbeat({ workerId, leaseUntil }: { workerId: string; leaseUntil: number }): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `UPDATE tickwork_jobs SET lease_until = $2 WHERE worker_id = $1 AND status = 'running' RETURNING id::text AS id`,
+      [workerId, leaseUntil],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async rescueExpired({ queues, now, limit }: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]> {
+    if (queues.length === 0) return [];
+    return this.db.query<RescuedJob>(RESCUE_EXPIRED, [now, queues, limit, LEASE_EXPIRED_ERROR]);
+  }
+
+  async nextWakeAt({ queues }: { queues: string[] }): Promise<number | null> {
+    if (queues.length === 0) return null;
+    const [row] = await this.db.query<{ at: string | null }>(NEXT_WAKE, [queues]);
+    return row?.at == null ? null : Number(row.at);
+  }
+
+  async get({ id }: { id: string }): Promise<Job | null> {
+    const [row] = await this.db.query<JobRow>(`SELECT * FROM tickwork_jobs WHERE id = $1`, [id]);
+    return row ? toJob(row, false) : null;
+  }
+
+  async list({ queue, status, key, before, limit }: ListParams): Promise<Job[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (clause: string, value: unknown) => (params.push(value), where.push(clause.replace("?", `$${params.length}`)));
+    if (queue !== undefined) add("queue = ?", queue);
+    if (status !== undefined) add("status = ?", status);
+    if (key !== undefined) add("key = ?", key);
+    if (before !== undefined) add("id < ?", before);
+    params.push(limit);
+    const rows = await this.db.query<JobRow>(
+      `SELECT * FROM tickwork_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map((row) => toJob(row, false));
+  }
+
+  async countByStatus({ queues }: { queues?: string[] }) {
+    const rows = await this.db.query<{ queue: string; status: JobStatus; n: string }>(
+      `SELECT queue, status, count(*) AS n FROM tickwork_jobs ${queues ? "WHERE queue = ANY($1)" : ""} GROUP BY queue, status`,
+      queues ? [queues] : [],
+    );
+    return foldCounts(rows);
+  }
+
+  async retry({ id, now }: { id: string; now: number }): Promise<Job | null> {
+    const [row] = await this.db.query<JobRow>(
+      `UPDATE tickwork_jobs j SET status = 'pending', attempts = 0, run_at = $2, started_at = NULL, finished_at = NULL
+       WHERE j.id = $1 AND j.status IN ('failed', 'cancelled') AND ${KEY_FREE} RETURNING j.*`,
+      [id, now],
+    );
+    return row ? toJob(row, false) : null;
+  }
+
+  async retryFailed({ queue, now }: { queue: string; now: number }): Promise<number> {
+    const rows = await this.db.query<{ id: string }>(
+      `UPDATE tickwork_jobs j SET status = 'pending', attempts = 0, run_at = $2, started_at = NULL, finished_at = NULL
+       WHERE j.queue = $1 AND j.status = 'failed' AND ${KEY_FREE} RETURNING j.id`,
+      [queue, now],
+    );
+    return rows.length;
+  }
+
+  async cancel({ id, now }: { id: string; now: number }): Promise<Job | null> {
+    const [row] = await this.db.query<JobRow>(
+      `UPDATE tickwork_jobs SET status = 'cancelled', finished_at = $2, worker_id = NULL, lease_until = NULL
+       WHERE id = $1 AND ${LIVE} RETURNING *`,
+      [id, now],
+    );
+    return row ? toJob(row, false) : null;
+  }
+
+  async pruneFinished({ status, before, limit }: Parameters<QueueStore["pruneFinished"]>[0]): Promise<number> {
+    const rows = await this.db.query<{ id: string }>(
+      `DELETE FROM tickwork_jobs WHERE id IN (
+         SELECT id FROM tickwork_jobs WHERE status = $1 AND finished_at < $2 ORDER BY finished_at LIMIT $3
+       ) RETURNING id`,
+      [status, before, limit],
+    );
+    return rows.length;
+  }
+}
+
+function firstIndexOfKey(rows: NewJobRow[], key: string): number {
+  return rows.findIndex((r) => r.key === key);
+}
+
+/** The job an earlier row of the same batch just created, as the duplicate row's answer. */
+function pendingFromRow(id: string, queue: string, row: NewJobRow, now: number): Job {
+  return {
+    id, queue, payload: JSON.parse(row.payload), key: row.key, status: "pending", priority: row.priority, runAt: row.runAt,
+    attempts: 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: null, finishedAt: null,
+  };
+}

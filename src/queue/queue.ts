@@ -1,0 +1,66 @@
+import { InvalidInputError, describe } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { EnqueuedJob, Job } from "./job.js";
+import { toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
+import type { QueueStore, SqlClient } from "./store.js";
+
+export interface QueueDeps {
+  store: QueueStore;
+  logger: Logger;
+  now: () => number;
+  /** Wakes this process's worker of the queue, if it has one. */
+  wake: (queue: string) => void;
+}
+
+/** A declared queue: where jobs are enqueued. Its worker, if it has a handler, runs in the engine. */
+export class Queue<P = unknown> {
+  constructor(
+    readonly config: QueueConfig,
+    private readonly deps: QueueDeps,
+  ) {}
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  /** Enqueues one job. With a `key` held by a live job of this queue, returns that job with `duplicate: true`. */
+  async enqueue(payload: P, options: EnqueueOptions = {}): Promise<EnqueuedJob<P>> {
+    if (options === null || typeof options !== "object") throw new InvalidInputError(`queue "${this.name}".enqueue: options must be an object, got ${describe(options)}`);
+    const [job] = await this.insert([{ ...options, payload }], options.tx, "enqueue");
+    return job!;
+  }
+
+  /** Enqueues many jobs in one round trip (one transaction): all are written, or none. */
+  async enqueueMany(items: EnqueueItem<P>[], options: { tx?: SqlClient } = {}): Promise<EnqueuedJob<P>[]> {
+    if (!Array.isArray(items)) throw new InvalidInputError(`queue "${this.name}".enqueueMany: expected an array of { payload, key?, runAt?, priority? }, got ${describe(items)}`);
+    if (items.length === 0) return [];
+    return this.insert(items, options.tx, "enqueueMany");
+  }
+
+  private async insert(items: EnqueueItem<P>[], tx: SqlClient | undefined, method: string): Promise<EnqueuedJob<P>[]> {
+    const now = this.deps.now();
+    // Every item is validated and serialised before the first byte is written.
+    const rows = items.map((item, i) => {
+      if (item === null || typeof item !== "object") throw new InvalidInputError(`queue "${this.name}".${method}[${i}]: expected { payload, ... }, got ${describe(item)}`);
+      const where = items.length > 1 || method === "enqueueMany" ? `queue "${this.name}".${method}[${i}]` : `queue "${this.name}".${method}`;
+      return toNewJobRow(this.config, item.payload, item, now, where);
+    });
+    const results = await this.deps.store.insertMany({ queue: this.name, rows, now, tx });
+    const jobs = results.map((result, i): EnqueuedJob<P> => {
+      if (result.duplicate) return { ...(result.existing as Job<P>), duplicate: true };
+      const row = rows[i]!;
+      return {
+        id: result.id, queue: this.name, payload: items[i]!.payload, key: row.key, status: "pending", priority: row.priority,
+        runAt: row.runAt, attempts: 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: null, finishedAt: null,
+        duplicate: false,
+      };
+    });
+    const { logger } = this.deps;
+    if (logger.enabled("debug")) {
+      for (const job of jobs) logger.debug("job.enqueued", { queue: this.name, id: job.id, key: job.key, runAt: job.runAt, duplicate: job.duplicate });
+    }
+    // Inside the caller's transaction the job is not visible yet; the NOTIFY sent at commit wakes workers.
+    if (!tx) this.deps.wake(this.name);
+    return jobs;
+  }
+}

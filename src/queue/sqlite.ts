@@ -1,0 +1,179 @@
+import { InvalidInputError } from "../core/errors.js";
+import type { SqliteExecutor } from "../store/sqlite-executor.js";
+import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
+import type { InsertResult, ListParams, Outcome, QueueStore, RescuedJob } from "./store.js";
+import type { Job, JobStatus } from "./job.js";
+
+const LIVE = "status IN ('pending', 'running')";
+/** A finished job can go back to pending only if no live job has taken its key meanwhile. */
+const KEY_FREE = `(key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
+  WHERE live.queue = tickwork_jobs.queue AND live.key = tickwork_jobs.key AND live.${LIVE}))`;
+
+/**
+ * The queue on SQLite. Every operation is one synchronous transaction, so a batch of claims or
+ * outcomes costs one commit: that is what lets SQLite run many more jobs per second than it can
+ * commit single-row transactions.
+ */
+export class SqliteQueueStore implements QueueStore {
+  constructor(private readonly db: SqliteExecutor) {}
+
+  async insertMany({ queue, rows, now, tx }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
+    if (tx) throw new InvalidInputError("transactional enqueue (the tx option) needs the PostgreSQL store");
+    return this.db.transaction(() =>
+      rows.map((row): InsertResult => {
+        const inserted = this.db.all<{ id: number }>(
+          `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at)
+           VALUES (?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+          [queue, row.payload, row.key, row.priority, row.runAt, row.maxAttempts, now],
+        )[0];
+        if (inserted) return { id: String(inserted.id), duplicate: false };
+        const holder = this.db.all<JobRow>(`SELECT * FROM tickwork_jobs WHERE queue = ? AND key = ? AND ${LIVE}`, [queue, row.key])[0];
+        if (!holder) throw new Error(`tickwork: insert of key ${row.key} conflicted but no live job holds it`);
+        return { id: String(holder.id), duplicate: true, existing: toJob(holder, true) };
+      }),
+    );
+  }
+
+  async claimDue({ queue, limit, now, leaseUntil, workerId }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
+    const rows = this.db.all<JobRow>(
+      `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = ?, lease_until = ?, started_at = ?
+       WHERE id IN (SELECT id FROM tickwork_jobs WHERE queue = ? AND status = 'pending' AND run_at <= ?
+                    ORDER BY priority, run_at, id LIMIT ?)
+       RETURNING *`,
+      [workerId, leaseUntil, now, queue, now, limit],
+    );
+    return rows.map((row) => toJob(row, true)).sort(byClaimOrder);
+  }
+
+  async settleMany({ outcomes, now }: { outcomes: Outcome[]; now: number }) {
+    const refused: string[] = [];
+    this.db.transaction(() => {
+      for (const outcome of outcomes) {
+        if (this.settleOne(outcome, now) === 0) refused.push(outcome.id);
+      }
+    });
+    return { refused };
+  }
+
+  private settleOne(outcome: Outcome, now: number): number {
+    const fence = "WHERE id = ? AND status = 'running' AND attempts = ?";
+    const id = Number(outcome.id);
+    switch (outcome.kind) {
+      case "succeeded":
+        return this.db.run(
+          `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, worker_id = NULL, lease_until = NULL ${fence}`,
+          [now, id, outcome.attempt],
+        );
+      case "failed":
+        return outcome.retryAt === null
+          ? this.db.run(
+              `UPDATE tickwork_jobs SET status = 'failed', finished_at = ?, last_error = ?, worker_id = NULL, lease_until = NULL ${fence}`,
+              [now, outcome.error, id, outcome.attempt],
+            )
+          : this.db.run(
+              `UPDATE tickwork_jobs SET status = 'pending', run_at = ?, last_error = ?, worker_id = NULL, lease_until = NULL ${fence}`,
+              [outcome.retryAt, outcome.error, id, outcome.attempt],
+            );
+      case "released":
+        return this.db.run(
+          `UPDATE tickwork_jobs SET status = 'pending', attempts = attempts - 1, run_at = ?, started_at = NULL, worker_id = NULL, lease_until = NULL ${fence}`,
+          [now, id, outcome.attempt],
+        );
+    }
+  }
+
+  async heartbeat({ workerId, leaseUntil }: { workerId: string; leaseUntil: number }): Promise<string[]> {
+    return this.db
+      .all<{ id: number }>(`UPDATE tickwork_jobs SET lease_until = ? WHERE worker_id = ? AND status = 'running' RETURNING id`, [leaseUntil, workerId])
+      .map((r) => String(r.id));
+  }
+
+  async rescueExpired({ queues, now, limit }: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]> {
+    if (queues.length === 0) return [];
+    return this.db.all<RescuedJob>(
+      `UPDATE tickwork_jobs SET
+         status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
+         finished_at = CASE WHEN attempts >= max_attempts THEN ? ELSE NULL END,
+         run_at = ?, last_error = ?, worker_id = NULL, lease_until = NULL
+       WHERE id IN (SELECT id FROM tickwork_jobs WHERE status = 'running' AND lease_until < ?
+                    AND queue IN (${queues.map(() => "?").join(", ")}) ORDER BY lease_until LIMIT ?)
+       RETURNING CAST(id AS TEXT) AS id, queue, attempts, max_attempts AS maxAttempts, status`,
+      [now, now, LEASE_EXPIRED_ERROR, now, ...queues, limit],
+    );
+  }
+
+  async nextWakeAt({ queues }: { queues: string[] }): Promise<number | null> {
+    let next: number | null = null;
+    for (const queue of queues) {
+      const row = this.db.all<{ due: number | null; lease: number | null }>(
+        `SELECT (SELECT min(run_at) FROM tickwork_jobs WHERE queue = ? AND status = 'pending') AS due,
+                (SELECT min(lease_until) FROM tickwork_jobs WHERE queue = ? AND status = 'running') AS lease`,
+        [queue, queue],
+      )[0];
+      for (const at of [row?.due, row?.lease]) if (at != null && (next === null || at < next)) next = at;
+    }
+    return next;
+  }
+
+  async get({ id }: { id: string }): Promise<Job | null> {
+    const row = this.db.all<JobRow>(`SELECT * FROM tickwork_jobs WHERE id = ?`, [Number(id)])[0];
+    return row ? toJob(row, true) : null;
+  }
+
+  async list({ queue, status, key, before, limit }: ListParams): Promise<Job[]> {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (queue !== undefined) (where.push("queue = ?"), params.push(queue));
+    if (status !== undefined) (where.push("status = ?"), params.push(status));
+    if (key !== undefined) (where.push("key = ?"), params.push(key));
+    if (before !== undefined) (where.push("id < ?"), params.push(Number(before)));
+    const rows = this.db.all<JobRow>(
+      `SELECT * FROM tickwork_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`,
+      [...params, limit],
+    );
+    return rows.map((row) => toJob(row, true));
+  }
+
+  async countByStatus({ queues }: { queues?: string[] }) {
+    const filter = queues ? `WHERE queue IN (${queues.map(() => "?").join(", ")})` : "";
+    return foldCounts(
+      this.db.all<{ queue: string; status: JobStatus; n: number }>(
+        `SELECT queue, status, count(*) AS n FROM tickwork_jobs ${filter} GROUP BY queue, status`,
+        queues ?? [],
+      ),
+    );
+  }
+
+  async retry({ id, now }: { id: string; now: number }): Promise<Job | null> {
+    const row = this.db.all<JobRow>(
+      `UPDATE tickwork_jobs SET status = 'pending', attempts = 0, run_at = ?, started_at = NULL, finished_at = NULL
+       WHERE id = ? AND status IN ('failed', 'cancelled') AND ${KEY_FREE} RETURNING *`,
+      [now, Number(id)],
+    )[0];
+    return row ? toJob(row, true) : null;
+  }
+
+  async retryFailed({ queue, now }: { queue: string; now: number }): Promise<number> {
+    return this.db.run(
+      `UPDATE tickwork_jobs SET status = 'pending', attempts = 0, run_at = ?, started_at = NULL, finished_at = NULL
+       WHERE queue = ? AND status = 'failed' AND ${KEY_FREE}`,
+      [now, queue],
+    );
+  }
+
+  async cancel({ id, now }: { id: string; now: number }): Promise<Job | null> {
+    const row = this.db.all<JobRow>(
+      `UPDATE tickwork_jobs SET status = 'cancelled', finished_at = ?, worker_id = NULL, lease_until = NULL
+       WHERE id = ? AND ${LIVE} RETURNING *`,
+      [now, Number(id)],
+    )[0];
+    return row ? toJob(row, true) : null;
+  }
+
+  async pruneFinished({ status, before, limit }: Parameters<QueueStore["pruneFinished"]>[0]): Promise<number> {
+    return this.db.run(
+      `DELETE FROM tickwork_jobs WHERE id IN (SELECT id FROM tickwork_jobs WHERE status = ? AND finished_at < ? ORDER BY finished_at LIMIT ?)`,
+      [status, before, limit],
+    );
+  }
+}

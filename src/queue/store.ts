@@ -1,0 +1,101 @@
+import type { Job, JobStatus } from "./job.js";
+
+/**
+ * The queue's storage seam: verb-named operations, one params object each. Each dialect implements
+ * it with its own SQL (`queue/sqlite.ts`, `queue/postgres.ts`); `test/contract/queue` holds the
+ * suite every implementation passes. All times are epoch milliseconds from the engine's clock.
+ */
+export interface QueueStore {
+  /**
+   * Inserts jobs in one round trip. A row whose key is held by a pending or running job of the same
+   * queue is not inserted; its result carries the holder instead.
+   */
+  insertMany(params: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient }): Promise<InsertResult[]>;
+
+  /**
+   * Moves up to `limit` due pending jobs of `queue` to running (priority, then runAt, then id),
+   * counting an attempt and granting `workerId` a lease until `leaseUntil`.
+   */
+  claimDue(params: { queue: string; limit: number; now: number; leaseUntil: number; workerId: string }): Promise<Job[]>;
+
+  /** Records outcomes. Each is applied only if the job is still running the same attempt (fencing). */
+  settleMany(params: { outcomes: Outcome[]; now: number }): Promise<SettleResult>;
+
+  /** Extends the lease of every job `workerId` holds; returns the ids it still holds. */
+  heartbeat(params: { workerId: string; leaseUntil: number }): Promise<string[]>;
+
+  /**
+   * Jobs of `queues` whose lease lapsed go back to pending (or to failed when no attempt is left),
+   * their attempt counted. Returns what was rescued.
+   */
+  rescueExpired(params: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]>;
+
+  /** Earliest time any pending job of `queues` is due, or any running job's lease lapses; null if none. */
+  nextWakeAt(params: { queues: string[] }): Promise<number | null>;
+
+  get(params: { id: string }): Promise<Job | null>;
+  list(params: ListParams): Promise<Job[]>;
+  countByStatus(params: { queues?: string[] }): Promise<QueueCounts[]>;
+
+  /** failed or cancelled -> pending, attempts reset. Returns the job, or null if its state forbids it. */
+  retry(params: { id: string; now: number }): Promise<Job | null>;
+  /** Every failed job of `queue` -> pending. Returns how many. */
+  retryFailed(params: { queue: string; now: number }): Promise<number>;
+  /** pending or running -> cancelled. Returns the job, or null if its state forbids it. */
+  cancel(params: { id: string; now: number }): Promise<Job | null>;
+
+  /** Deletes up to `limit` jobs that finished with `status` before `before`. Returns how many. */
+  pruneFinished(params: { status: Extract<JobStatus, "succeeded" | "failed" | "cancelled">; before: number; limit: number }): Promise<number>;
+}
+
+/**
+ * The caller's own database client, for a transactional enqueue: the job exists only if the
+ * caller's transaction commits. A `pg.Client` or `pg.PoolClient` fits.
+ */
+export interface SqlClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+export interface NewJobRow {
+  payload: string;
+  key: string | null;
+  priority: number;
+  runAt: number;
+  maxAttempts: number;
+}
+
+export type InsertResult = { id: string; duplicate: false } | { id: string; duplicate: true; existing: Job };
+
+export type Outcome =
+  | { kind: "succeeded"; id: string; attempt: number }
+  /** `retryAt` null: no retry, the job fails for good. */
+  | { kind: "failed"; id: string; attempt: number; error: string; retryAt: number | null }
+  /** Graceful shutdown: back to pending at once, the attempt not counted. */
+  | { kind: "released"; id: string; attempt: number };
+
+export interface SettleResult {
+  /** Outcomes refused because the job is no longer running that attempt (lease lost, cancelled). */
+  refused: string[];
+}
+
+export interface RescuedJob {
+  id: string;
+  queue: string;
+  attempts: number;
+  maxAttempts: number;
+  status: "pending" | "failed";
+}
+
+export interface ListParams {
+  queue?: string;
+  status?: JobStatus;
+  key?: string;
+  /** Keyset pagination: jobs with an id below this one (lists are newest first). */
+  before?: string;
+  limit: number;
+}
+
+export interface QueueCounts {
+  queue: string;
+  counts: Record<JobStatus, number>;
+}

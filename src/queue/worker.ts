@@ -1,0 +1,358 @@
+import { nextDelay } from "../core/backoff.js";
+import type { Clock, TimerHandle } from "../core/clock.js";
+import { toMs } from "../core/duration.js";
+import { PermanentJobError, TickworkError, errorText } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import type { Job } from "./job.js";
+import type { QueueConfig } from "./options.js";
+import { OutcomeBatcher } from "./outcomes.js";
+import type { Outcome, QueueStore } from "./store.js";
+
+/** Why a running job's signal was aborted. */
+export class JobAbortedError extends TickworkError {
+  constructor(reason: "lease_lost" | "cancelled" | "shutdown" | "timeout", message: string) {
+    super(`TW_JOB_${reason.toUpperCase()}`, message);
+  }
+}
+
+interface Running {
+  job: Job;
+  controller: AbortController;
+  /** Claim order, so a heartbeat only judges jobs claimed before it was sent. */
+  seq: number;
+  /** Released by a shutdown: whatever the handler ends with is no longer reported. */
+  released: boolean;
+}
+
+export interface WorkerDeps {
+  store: QueueStore;
+  clock: Clock;
+  logger: Logger;
+  instanceId: string;
+  /** Longest idle wait before looking for due jobs again (other processes' enqueues on SQLite). */
+  pollIntervalMs: number;
+}
+
+/**
+ * Runs one queue's jobs in this process. Two drivers share the same execution path:
+ * - continuous (`start`): keeps `concurrency` jobs running, claims the next batch while the current
+ *   one runs (prefetch), and sleeps until a wake-up (enqueue, notification, due time, poll);
+ * - `runDue`: one bounded pass for `tw.tick()`, used by tests with a fake clock and by runtimes
+ *   (Durable Object alarms) that drive the engine themselves.
+ */
+export class QueueWorker {
+  readonly workerId: string;
+  private readonly running = new Map<string, Running>();
+  private buffer: Running[] = [];
+  private readonly outcomes: OutcomeBatcher;
+  private seq = 0;
+  private active = false;
+  private stopping = false;
+  private claiming = false;
+  private wokenDuringClaim = false;
+  private exhausted = false;
+  private idleTimer: TimerHandle | undefined;
+  private heartbeatTimer: TimerHandle | undefined;
+  private rate = { windowStart: 0, used: 0 };
+  private whenEmpty: (() => void)[] = [];
+
+  constructor(
+    readonly config: QueueConfig,
+    private readonly deps: WorkerDeps,
+  ) {
+    this.workerId = `${deps.instanceId}/${config.name}`;
+    this.outcomes = new OutcomeBatcher(deps.store, () => deps.clock.now());
+  }
+
+  get stats() {
+    return { running: this.running.size, prefetched: this.buffer.length, active: this.active };
+  }
+
+  // ---- continuous driver -------------------------------------------------------------------
+
+  start(): void {
+    this.active = true;
+    this.pump();
+  }
+
+  /** Something may be due: an enqueue here, a notification, a rescue. */
+  wake(): void {
+    if (!this.active || this.stopping) return;
+    this.wokenDuringClaim = true;
+    this.exhausted = false;
+    this.clearIdle();
+    this.pump();
+  }
+
+  /**
+   * Stops claiming, hands prefetched jobs back, waits up to `graceMs` for running jobs, then aborts
+   * and releases the rest so another worker can take them at once instead of after their lease.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    this.clearIdle();
+    for (const entry of this.buffer.splice(0)) this.release(entry);
+    if (this.running.size) {
+      let timer: TimerHandle | undefined;
+      await Promise.race([
+        new Promise<void>((resolve) => this.whenEmpty.push(resolve)),
+        new Promise<void>((resolve) => (timer = this.deps.clock.setTimeout(resolve, graceMs))),
+      ]);
+      if (timer) this.deps.clock.clearTimeout(timer);
+      for (const entry of this.running.values()) {
+        entry.controller.abort(new JobAbortedError("shutdown", `shutdown grace of ${graceMs} ms ran out`));
+        this.release(entry);
+      }
+    }
+    await this.outcomes.drain().catch((error) => this.storeError("settle", error));
+    this.clearHeartbeat();
+    this.active = false;
+  }
+
+  private pump(): void {
+    if (!this.active || this.stopping) return;
+    while (this.running.size < this.config.concurrency && this.buffer.length) this.launch(this.buffer.shift()!);
+    if (this.claiming || this.exhausted) return;
+    const room = this.allowance(this.config.batchSize - this.running.size - this.buffer.length);
+    if (room >= Math.max(1, Math.floor(this.config.batchSize / 4))) void this.claimBatch(room);
+  }
+
+  private async claimBatch(limit: number): Promise<void> {
+    this.claiming = true;
+    this.wokenDuringClaim = false;
+    try {
+      const jobs = await this.claim(limit);
+      if (this.stopping) {
+        for (const entry of jobs) this.release(entry);
+        return;
+      }
+      this.buffer.push(...jobs);
+      // A wake-up that arrived while the claim was in flight may be for a job the claim's snapshot missed.
+      if (jobs.length < limit && !this.wokenDuringClaim) this.exhausted = true;
+    } catch (error) {
+      this.storeError("claim", error);
+      this.exhausted = true;
+    } finally {
+      this.claiming = false;
+    }
+    this.pump();
+    if (this.exhausted) void this.armIdle();
+  }
+
+  /** Sleeps until the next due job, a lease to rescue, or the poll interval, whichever is first. */
+  private async armIdle(): Promise<void> {
+    if (this.idleTimer || this.stopping) return;
+    const now = this.deps.clock.now();
+    let wait = this.deps.pollIntervalMs;
+    try {
+      const next = await this.deps.store.nextWakeAt({ queues: [this.config.name] });
+      if (next !== null) wait = Math.min(wait, Math.max(0, next - now));
+    } catch (error) {
+      this.storeError("nextWakeAt", error);
+    }
+    const rateWait = this.rateWait(now);
+    if (rateWait > 0) wait = Math.max(wait, rateWait);
+    if (!this.exhausted || this.idleTimer || this.stopping) return;
+    this.idleTimer = this.deps.clock.setTimeout(() => {
+      this.idleTimer = undefined;
+      this.exhausted = false;
+      this.pump();
+    }, wait);
+  }
+
+  private clearIdle(): void {
+    if (this.idleTimer) this.deps.clock.clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private launch(entry: Running): void {
+    this.running.set(entry.job.id, entry);
+    void this.execute(entry).then((outcome) => {
+      this.running.delete(entry.job.id);
+      if (!entry.released) this.report(entry.job, outcome).catch((error) => this.storeError("settle", error));
+      if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
+      this.pump();
+    });
+  }
+
+  // ---- tick driver -------------------------------------------------------------------------
+
+  /** Claims and runs due jobs, batch after batch, until none is due or `budget` jobs have run. */
+  async runDue(budget: number): Promise<{ ran: number; more: boolean }> {
+    let ran = 0;
+    while (ran < budget) {
+      const limit = this.allowance(Math.min(this.config.concurrency, budget - ran));
+      if (limit === 0) return { ran, more: false };
+      const entries = await this.claim(limit);
+      await Promise.all(
+        entries.map(async (entry) => {
+          this.running.set(entry.job.id, entry);
+          const outcome = await this.execute(entry);
+          this.running.delete(entry.job.id);
+          await this.report(entry.job, outcome);
+        }),
+      );
+      await this.outcomes.drain();
+      ran += entries.length;
+      if (entries.length < limit) return { ran, more: false };
+    }
+    return { ran, more: true };
+  }
+
+  // ---- shared execution path ---------------------------------------------------------------
+
+  private async claim(limit: number): Promise<Running[]> {
+    const now = this.deps.clock.now();
+    const jobs = await this.deps.store.claimDue({
+      queue: this.config.name,
+      limit,
+      now,
+      leaseUntil: now + this.config.leaseMs,
+      workerId: this.workerId,
+    });
+    if (this.config.rateLimit) this.rate.used += jobs.length;
+    const entries = jobs.map((job) => ({ job, controller: new AbortController(), seq: ++this.seq, released: false }));
+    if (entries.length) this.armHeartbeat();
+    return entries;
+  }
+
+  /** Limits `want` by the queue's rate limit in the current window. */
+  private allowance(want: number): number {
+    const limit = this.config.rateLimit;
+    if (!limit || want <= 0) return Math.max(0, want);
+    const now = this.deps.clock.now();
+    if (now - this.rate.windowStart >= limit.perMs) this.rate = { windowStart: now, used: 0 };
+    return Math.max(0, Math.min(want, limit.max - this.rate.used));
+  }
+
+  private rateWait(now: number): number {
+    const limit = this.config.rateLimit;
+    if (!limit || this.rate.used < limit.max) return 0;
+    return Math.max(0, this.rate.windowStart + limit.perMs - now);
+  }
+
+  private async execute({ job, controller }: Running): Promise<Outcome> {
+    const { logger, clock } = this.deps;
+    if (logger.enabled("debug")) logger.debug("job.started", { queue: job.queue, id: job.id, attempt: job.attempts });
+    try {
+      const result = this.config.handler!(job, { attempt: job.attempts, signal: controller.signal, logger });
+      await (this.config.timeoutMs === undefined ? result : this.withTimeout(result, controller));
+      if (controller.signal.aborted) throw controller.signal.reason;
+      return { kind: "succeeded", id: job.id, attempt: job.attempts };
+    } catch (error) {
+      return this.failure(job, error, clock.now());
+    }
+  }
+
+  private withTimeout(result: unknown, controller: AbortController): Promise<unknown> {
+    const ms = this.config.timeoutMs!;
+    return new Promise((resolve, reject) => {
+      const timer = this.deps.clock.setTimeout(() => {
+        const error = new JobAbortedError("timeout", `attempt timed out after ${ms} ms`);
+        controller.abort(error);
+        reject(error);
+      }, ms);
+      Promise.resolve(result).then(
+        (value) => (this.deps.clock.clearTimeout(timer), resolve(value)),
+        (error: unknown) => (this.deps.clock.clearTimeout(timer), reject(error)),
+      );
+    });
+  }
+
+  /** Decides what a failed attempt leads to: a retry at a time, or the end. */
+  private failure(job: Job, error: unknown, now: number): Outcome {
+    let retryAt: number | null = null;
+    if (!(error instanceof PermanentJobError) && job.attempts < job.maxAttempts) {
+      const delay = retryAfterMs(error, now) ?? nextDelay(this.config.backoff, job.attempts);
+      if (delay !== null) retryAt = now + delay;
+    }
+    return { kind: "failed", id: job.id, attempt: job.attempts, error: errorText(error), retryAt };
+  }
+
+  /** Records an outcome and logs what it led to; rejects if the store fails. */
+  private async report(job: Job, outcome: Outcome): Promise<void> {
+    const { logger, clock } = this.deps;
+    const accepted = await this.outcomes.add(outcome);
+    const base = { queue: job.queue, id: job.id, attempt: job.attempts };
+    if (!accepted) {
+      logger.warn("job.outcome_refused", { ...base, outcome: outcome.kind, reason: "the job is no longer running this attempt (lease lost or cancelled)" });
+    } else if (outcome.kind === "succeeded") {
+      if (logger.enabled("debug")) logger.debug("job.succeeded", { ...base, durationMs: clock.now() - (job.startedAt ?? clock.now()) });
+    } else if (outcome.kind === "failed" && outcome.retryAt !== null) {
+      logger.warn("job.retry_scheduled", { ...base, maxAttempts: job.maxAttempts, retryAt: outcome.retryAt, delayMs: Math.max(0, outcome.retryAt - clock.now()), error: outcome.error });
+    } else if (outcome.kind === "failed") {
+      logger.error("job.failed", { ...base, attempts: job.attempts, maxAttempts: job.maxAttempts, error: outcome.error });
+    }
+  }
+
+  private release(entry: Running): void {
+    if (entry.released) return;
+    entry.released = true;
+    const { job } = entry;
+    void this.outcomes.add({ kind: "released", id: job.id, attempt: job.attempts }).then(
+      (ok) => ok && this.deps.logger.info("job.released", { queue: job.queue, id: job.id, reason: "shutdown" }),
+      (error) => this.storeError("release", error),
+    );
+  }
+
+  /** Aborts a job this worker runs (it was cancelled). Returns whether it was running here. */
+  abort(id: string, error: JobAbortedError): boolean {
+    const entry = this.running.get(id) ?? this.buffer.find((e) => e.job.id === id);
+    if (!entry) return false;
+    entry.controller.abort(error);
+    this.buffer = this.buffer.filter((e) => e !== entry);
+    return true;
+  }
+
+  // ---- leases ------------------------------------------------------------------------------
+
+  private armHeartbeat(): void {
+    if (this.heartbeatTimer) return;
+    this.heartbeatTimer = this.deps.clock.setTimeout(() => void this.beat(), this.config.leaseMs / 4);
+  }
+
+  private clearHeartbeat(): void {
+    if (this.heartbeatTimer) this.deps.clock.clearTimeout(this.heartbeatTimer);
+    this.heartbeatTimer = undefined;
+  }
+
+  /** Renews the lease of every job held here; a job the store no longer gives us is aborted. */
+  private async beat(): Promise<void> {
+    this.heartbeatTimer = undefined;
+    if (this.running.size === 0 && this.buffer.length === 0) return;
+    const sentAt = this.seq;
+    try {
+      const held = new Set(await this.deps.store.heartbeat({ workerId: this.workerId, leaseUntil: this.deps.clock.now() + this.config.leaseMs }));
+      for (const entry of [...this.running.values(), ...this.buffer]) {
+        if (entry.seq > sentAt || held.has(entry.job.id) || entry.released) continue;
+        this.deps.logger.warn("job.lease_lost", { queue: entry.job.queue, id: entry.job.id, attempt: entry.job.attempts });
+        entry.controller.abort(new JobAbortedError("lease_lost", "this worker lost the job's lease; another worker may run it"));
+        this.buffer = this.buffer.filter((e) => e !== entry);
+      }
+    } catch (error) {
+      this.storeError("heartbeat", error);
+    }
+    if (this.running.size || this.buffer.length) this.armHeartbeat();
+  }
+
+  private storeError(operation: string, error: unknown): void {
+    this.deps.logger.error("store.error", { queue: this.config.name, operation, error: errorText(error) });
+  }
+}
+
+/** A handler's own choice of delay: an error's `retryAfter` (ms, a duration, a Date or an HTTP date). */
+export function retryAfterMs(error: unknown, now: number): number | null {
+  const value = (error as { retryAfter?: unknown } | null)?.retryAfter;
+  if (value === undefined || value === null) return null;
+  if (value instanceof Date) return Math.max(0, value.getTime() - now);
+  if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? value : null;
+  if (typeof value === "string") {
+    try {
+      return toMs(value);
+    } catch {
+      const at = Date.parse(value);
+      return Number.isNaN(at) ? null : Math.max(0, at - now);
+    }
+  }
+  return null;
+}

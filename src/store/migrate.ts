@@ -1,0 +1,61 @@
+import type { Migration } from "./migrations/migration.js";
+import type { PgExecutor } from "./pg-executor.js";
+import type { SqliteExecutor } from "./sqlite-executor.js";
+
+/**
+ * Applies missing SQLite migrations in one IMMEDIATE transaction: the first process takes the write
+ * lock, the others wait for it (busy_timeout) and then find nothing left to do.
+ */
+export function migrateSqlite(db: SqliteExecutor, migrations: readonly Migration[]): void {
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS tickwork_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+    const done = new Set(db.all<{ version: number }>(`SELECT version FROM tickwork_migrations`).map((r) => r.version));
+    for (const m of sorted(migrations)) {
+      if (done.has(m.version)) continue;
+      db.exec(m.sql);
+      db.run(`INSERT INTO tickwork_migrations (version, name, applied_at) VALUES (?, ?, ?)`, [m.version, m.name, Date.now()]);
+    }
+  });
+}
+
+export function sqliteSchemaVersion(db: SqliteExecutor): number {
+  const exists = db.all(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tickwork_migrations'`).length > 0;
+  if (!exists) return 0;
+  return db.all<{ v: number | null }>(`SELECT max(version) AS v FROM tickwork_migrations`)[0]?.v ?? 0;
+}
+
+/**
+ * Applies missing PostgreSQL migrations in one transaction under an advisory lock keyed by the
+ * schema, so processes starting together apply each step exactly once and the rest wait, then skip.
+ * `transaction` runs its callback on one connection between BEGIN and COMMIT.
+ */
+export async function migratePostgres(
+  transaction: <T>(fn: (db: PgExecutor) => Promise<T>) => Promise<T>,
+  schema: string,
+  migrations: readonly Migration[],
+): Promise<void> {
+  await transaction(async (db) => {
+    await db.query(`SELECT pg_advisory_xact_lock(hashtext('tickwork_migrations:' || $1::text))`, [schema]);
+    await db.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    await db.query(
+      `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.tickwork_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`,
+    );
+    const done = new Set(
+      (await db.query<{ version: number }>(`SELECT version FROM ${quoteIdent(schema)}.tickwork_migrations`)).map((r) => r.version),
+    );
+    await db.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+    for (const m of sorted(migrations)) {
+      if (done.has(m.version)) continue;
+      await db.query(m.sql);
+      await db.query(`INSERT INTO tickwork_migrations (version, name, applied_at) VALUES ($1, $2, $3)`, [m.version, m.name, Date.now()]);
+    }
+  });
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+function sorted(migrations: readonly Migration[]): Migration[] {
+  return [...migrations].sort((a, b) => a.version - b.version);
+}

@@ -1,0 +1,55 @@
+import Database from "better-sqlite3";
+import { SqliteQueueStore } from "../queue/sqlite.js";
+import { migrateSqlite, sqliteSchemaVersion } from "./migrate.js";
+import { latestVersion } from "./migrations/migration.js";
+import { sqliteMigrations } from "./migrations/sqlite.js";
+import type { SqlValue, SqliteExecutor } from "./sqlite-executor.js";
+import type { Store } from "./store.js";
+
+export interface SqliteOptions {
+  /** How long a write waits for another process's write lock before failing; default 5000 ms. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * The zero-setup store: one SQLite file (or `":memory:"`), in WAL mode so readers never block the
+ * writer. `synchronous = NORMAL` in WAL mode keeps every committed transaction across a process
+ * crash; only an OS crash or power loss can lose the last commits (SQLite's documented trade-off).
+ */
+export function sqlite(path: string, options: SqliteOptions = {}): Store {
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  const executor = betterSqliteExecutor(db);
+  return {
+    name: `sqlite(${path})`,
+    queue: new SqliteQueueStore(executor),
+    migrate: async () => migrateSqlite(executor, sqliteMigrations),
+    schemaVersion: async () => ({ current: sqliteSchemaVersion(executor), latest: latestVersion(sqliteMigrations) }),
+    close: async () => {
+      db.close();
+    },
+  };
+}
+
+/** better-sqlite3 behind the executor seam, with every statement prepared once and reused. */
+export function betterSqliteExecutor(db: Database.Database): SqliteExecutor {
+  const cache = new Map<string, Database.Statement>();
+  const prepare = (sql: string) => {
+    let stmt = cache.get(sql);
+    if (!stmt) cache.set(sql, (stmt = db.prepare(sql)));
+    return stmt;
+  };
+  return {
+    all<T>(sql: string, params: readonly SqlValue[] = []): T[] {
+      const stmt = prepare(sql);
+      if (stmt.reader) return stmt.all(...params) as T[];
+      stmt.run(...params);
+      return [];
+    },
+    run: (sql, params = []) => prepare(sql).run(...params).changes,
+    exec: (sql) => void db.exec(sql),
+    transaction: (fn) => db.transaction(fn).immediate(),
+  };
+}

@@ -1,0 +1,21 @@
+import type { QueueStore } from "../queue/store.js";
+
+/**
+ * A store: one database, with each module's operations on it. The stores are `sqlite(...)` and
+ * `postgres(...)` (Node) and, later, the Durable Object store; the engine only ever sees this.
+ */
+export interface Store {
+  /** Names the store in the `engine.started` event and in `status()`, e.g. `sqlite(./tickwork.db)`. */
+  readonly name: string;
+  readonly queue: QueueStore;
+  /** Brings the schema to the latest version; safe when many processes start at once. */
+  migrate(): Promise<void>;
+  /** The schema version in the database, and the latest this code knows. */
+  schemaVersion(): Promise<{ current: number; latest: number }>;
+  /**
+   * Cross-process wake-ups: `onJobs(queue)` is called when another process enqueues. Stores that
+   * cannot notify leave it out, and the engine falls back to a poll interval it announces.
+   */
+  subscribe?(onJobs: (queue: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}

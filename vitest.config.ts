@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts", "examples/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // PostgreSQL suites share one database; each suite uses its own schema, so files may run in parallel.
+    pool: "forks",
+  },
+});
