@@ -18,7 +18,7 @@ export default tseslint.config(
     files: ["src/**/*.ts"],
     ignores: ["src/store/**", "src/runtime/node/**", "src/server/**", "src/cli/**"],
     rules: {
-      "no-restricted-imports": ["error", { patterns: ["node:*", "better-sqlite3", "pg", "pg-*"] }],
+      "no-restricted-imports": ["error", { patterns: [{ regex: "^(node:|better-sqlite3$|pg$|pg-)", message: "the core must run in workerd" }] }],
     },
   },
 );

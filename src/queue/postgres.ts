@@ -174,7 +174,10 @@ export class PostgresQueueStore implements QueueStore {
   async list({ queue, status, key, before, limit }: ListParams): Promise<Job[]> {
     const where: string[] = [];
     const params: unknown[] = [];
-    const add = (clause: string, value: unknown) => (params.push(value), where.push(clause.replace("?", `$${params.length}`)));
+    const add = (clause: string, value: unknown) => {
+      params.push(value);
+      where.push(clause.replace("?", `$${params.length}`));
+    };
     if (queue !== undefined) add("queue = ?", queue);
     if (status !== undefined) add("status = ?", status);
     if (key !== undefined) add("key = ?", key);

@@ -123,10 +123,14 @@ export class SqliteQueueStore implements QueueStore {
   async list({ queue, status, key, before, limit }: ListParams): Promise<Job[]> {
     const where: string[] = [];
     const params: (string | number)[] = [];
-    if (queue !== undefined) (where.push("queue = ?"), params.push(queue));
-    if (status !== undefined) (where.push("status = ?"), params.push(status));
-    if (key !== undefined) (where.push("key = ?"), params.push(key));
-    if (before !== undefined) (where.push("id < ?"), params.push(Number(before)));
+    const add = (clause: string, value: string | number) => {
+      where.push(clause);
+      params.push(value);
+    };
+    if (queue !== undefined) add("queue = ?", queue);
+    if (status !== undefined) add("status = ?", status);
+    if (key !== undefined) add("key = ?", key);
+    if (before !== undefined) add("id < ?", Number(before));
     const rows = this.db.all<JobRow>(
       `SELECT * FROM tickwork_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`,
       [...params, limit],

@@ -1,0 +1,86 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import type { Store } from "../../src/store/store.js";
+import { sqlite } from "../../src/store/sqlite.js";
+import { postgres } from "../../src/store/postgres.js";
+
+/**
+ * PostgreSQL is never skipped: without DATABASE_URL the local server is used, and if it cannot be
+ * reached the PostgreSQL suites fail rather than hide.
+ */
+export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+export interface StoreCase {
+  name: "sqlite-memory" | "sqlite-file" | "postgres";
+  /** A fresh, empty store. Call `cleanup` after the test (the store itself is closed by `tw.stop()`). */
+  make(): Store;
+  /** Opens another store on the same database as the last `make()` (a second process, an eviction). */
+  reopen(): Store;
+  cleanup(): Promise<void>;
+}
+
+export function sqliteMemoryCase(): StoreCase {
+  return { name: "sqlite-memory", make: () => sqlite(":memory:"), reopen: () => { throw new Error("a :memory: database cannot be reopened"); }, cleanup: async () => {} };
+}
+
+export function sqliteFileCase(): StoreCase {
+  let dir: string | undefined;
+  return {
+    name: "sqlite-file",
+    make() {
+      dir = mkdtempSync(join(tmpdir(), "tickwork-"));
+      return sqlite(join(dir, "tickwork.db"));
+    },
+    reopen: () => sqlite(join(dir!, "tickwork.db")),
+    cleanup: async () => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function postgresCase(): StoreCase {
+  let schema: string | undefined;
+  return {
+    name: "postgres",
+    make() {
+      schema = uniqueSchema();
+      return postgres({ url: DATABASE_URL, schema });
+    },
+    reopen: () => postgres({ url: DATABASE_URL, schema: schema! }),
+    cleanup: async () => {
+      if (schema) await dropSchema(schema);
+    },
+  };
+}
+
+/** Every store the contract suites run against. */
+export function allStoreCases(): StoreCase[] {
+  return [sqliteMemoryCase(), sqliteFileCase(), postgresCase()];
+}
+
+export function uniqueSchema(): string {
+  return `tw_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs `fn` with a plain pg client on the test database (for inspecting rows and plans). */
+export async function withPg<T>(fn: (client: pg.Client) => Promise<T>, schema?: string): Promise<T> {
+  const client = new pg.Client({ connectionString: DATABASE_URL, options: schema ? `-c search_path="${schema}"` : undefined });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
