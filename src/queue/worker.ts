@@ -52,6 +52,7 @@ export class QueueWorker {
   private wokenDuringClaim = false;
   private exhausted = false;
   private idleTimer: TimerHandle | undefined;
+  private idleAt = 0;
   private heartbeatTimer: TimerHandle | undefined;
   private rate = { windowStart: 0, used: 0 };
   private whenEmpty: (() => void)[] = [];
@@ -153,11 +154,22 @@ export class QueueWorker {
     const rateWait = this.rateWait(now);
     if (rateWait > 0) wait = Math.max(wait, rateWait);
     if (!this.exhausted || this.idleTimer || this.stopping) return;
+    this.setIdleTimer(now + wait);
+  }
+
+  private setIdleTimer(at: number): void {
+    this.clearIdle();
+    this.idleAt = at;
     this.idleTimer = this.deps.clock.setTimeout(() => {
       this.idleTimer = undefined;
       this.exhausted = false;
       this.pump();
-    }, wait);
+    }, at - this.deps.clock.now());
+  }
+
+  /** A retry this worker just scheduled must not wait for an idle timer armed before it existed. */
+  private wakeBy(at: number): void {
+    if (this.active && !this.stopping && this.exhausted && (!this.idleTimer || this.idleAt > at)) this.setIdleTimer(at);
   }
 
   private clearIdle(): void {
@@ -279,6 +291,7 @@ export class QueueWorker {
     } else if (outcome.kind === "succeeded") {
       if (logger.enabled("debug")) logger.debug("job.succeeded", { ...base, durationMs: clock.now() - (job.startedAt ?? clock.now()) });
     } else if (outcome.kind === "failed" && outcome.retryAt !== null) {
+      this.wakeBy(outcome.retryAt);
       logger.warn("job.retry_scheduled", { ...base, maxAttempts: job.maxAttempts, retryAt: outcome.retryAt, delayMs: Math.max(0, outcome.retryAt - clock.now()), error: outcome.error });
     } else if (outcome.kind === "failed") {
       logger.error("job.failed", { ...base, attempts: job.attempts, maxAttempts: job.maxAttempts, error: outcome.error });
