@@ -17,7 +17,7 @@ export interface ExponentialOptions {
   base: Duration;
   /** Growth per failure; default 2. */
   factor?: number;
-  /** Ceiling of the delay (before jitter); default none. */
+  /** Ceiling of the delay (before jitter); default 1 day, so long retry chains neither overflow nor stop. */
   max?: Duration;
   /**
    * `full`: uniform in [0, delay]; `equal`: delay/2 plus uniform in [0, delay/2]; `none` (default).
@@ -28,6 +28,8 @@ export interface ExponentialOptions {
   random?: () => number;
 }
 
+const DAY_MS = 86_400_000;
+
 /** `base * factor^(failures-1)`, capped at `max`, with optional jitter. Never ends retries by itself. */
 export function exponential(options: ExponentialOptions): BackoffPolicy {
   const base = toMs(options.base);
@@ -35,7 +37,7 @@ export function exponential(options: ExponentialOptions): BackoffPolicy {
   if (!Number.isFinite(factor) || factor < 1) {
     throw new InvalidInputError(`exponential backoff: factor must be a number >= 1, got ${describe(options.factor)}`);
   }
-  const max = options.max === undefined ? Infinity : toMs(options.max);
+  const max = options.max === undefined ? DAY_MS : toMs(options.max);
   const jitter = options.jitter ?? "none";
   if (jitter !== "none" && jitter !== "full" && jitter !== "equal") {
     throw new InvalidInputError(`exponential backoff: jitter must be "none", "full" or "equal", got ${describe(jitter)}`);

@@ -98,7 +98,7 @@ export class Tickwork {
 
   /** @internal the start-up event: which store, and which sink every later event goes to. */
   announce(): void {
-    this.logger.info("engine.started", {
+    this.logger.announce("engine.started", {
       instanceId: this.instanceId,
       store: this.store.name,
       logSink: this.logger.sink.name,
@@ -228,8 +228,8 @@ export class Tickwork {
     const queues = [...this.workers.keys()];
     const rescued = await this.store.queue.rescueExpired({ queues, now: this.clock.now(), limit: RESCUE_BATCH });
     for (const job of rescued) {
-      this.logger.warn("job.lease_expired", { queue: job.queue, id: job.id, attempts: job.attempts, maxAttempts: job.maxAttempts, status: job.status });
-      if (job.status === "failed") this.logger.error("job.failed", { queue: job.queue, id: job.id, attempts: job.attempts, maxAttempts: job.maxAttempts, error: "lease expired on the last attempt" });
+      this.logger.warn("job.lease_expired", { queue: job.queue, id: job.id, attempt: job.attempts, attempts: job.attempts, maxAttempts: job.maxAttempts, status: job.status });
+      if (job.status === "failed") this.logger.error("job.failed", { queue: job.queue, id: job.id, attempt: job.attempts, attempts: job.attempts, maxAttempts: job.maxAttempts, error: "lease expired on the last attempt" });
     }
     for (const queue of new Set(rescued.filter((j) => j.status === "pending").map((j) => j.queue))) this.wake(queue);
   }

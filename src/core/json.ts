@@ -17,11 +17,16 @@ export function serialisePayload(payload: unknown): string {
 }
 
 function rejectLossy(this: unknown, key: string, value: unknown): unknown {
-  if (typeof value === "function" || typeof value === "symbol") {
+  // BigInt is checked here (not left to JSON.stringify's TypeError) so the message names the field.
+  if (typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
     throw new Error(`${key ? `"${key}" is` : "the payload is"} a ${typeof value}`);
   }
   if (typeof value === "number" && !Number.isFinite(value)) {
     throw new Error(`${key ? `"${key}" is` : "the payload is"} ${value}, which JSON would turn into null`);
+  }
+  // An undefined property is left out, which reads back as undefined; in an array it would become null.
+  if (value === undefined && Array.isArray(this)) {
+    throw new Error(`array element ${key} is undefined, which JSON would turn into null`);
   }
   return value;
 }

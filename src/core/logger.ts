@@ -47,7 +47,8 @@ export function pinoSink(pino: PinoLike): LogSink {
   return {
     name: "pino",
     write(event) {
-      const { level, event: name, ...fields } = event;
+      // pino stamps its own time; passing ours too would write a duplicate "time" key.
+      const { level, event: name, time: _time, ...fields } = event;
       const method = level === "critical" ? "fatal" : level;
       pino[method]({ event: name, ...fields }, name);
     },
@@ -97,7 +98,15 @@ export class Logger {
   }
 
   log(level: LogLevel, event: string, fields: Record<string, unknown> = {}): void {
-    if (RANK[level] < this.min) return;
+    if (RANK[level] >= this.min) this.write(level, event, fields);
+  }
+
+  /** Written whatever the level: the engine's start-up statement of where its events go. */
+  announce(event: string, fields: Record<string, unknown>): void {
+    this.write("info", event, fields);
+  }
+
+  private write(level: LogLevel, event: string, fields: Record<string, unknown>): void {
     try {
       this.sink.write({ event, level, time: this.now(), ...fields });
     } catch (error) {

@@ -9,6 +9,7 @@ import { serialisePayload } from "../core/json.js";
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const MAX_KEY_LENGTH = 255;
+const ENQUEUE_KEYS = new Set(["payload", "key", "runAt", "delay", "priority", "maxAttempts", "tx"]);
 /** Priorities are stored as 32-bit integers. */
 const PRIORITY_RANGE = 2 ** 31 - 1;
 
@@ -100,6 +101,7 @@ export function toNewJobRow(queue: QueueConfig, payload: unknown, options: Enque
   const fail = (message: string): never => {
     throw new InvalidInputError(`${where}: ${message}`);
   };
+  for (const name of Object.keys(options)) if (!ENQUEUE_KEYS.has(name)) fail(`unknown option "${name}" (expected ${[...ENQUEUE_KEYS].join(", ")})`);
   const { key = null, runAt, delay, priority = 0, maxAttempts = queue.maxAttempts } = options;
   if (key !== null && (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)) {
     fail(`key must be a string of 1 to ${MAX_KEY_LENGTH} characters, got ${describe(key)}`);

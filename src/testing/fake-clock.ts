@@ -47,8 +47,9 @@ export function fakeClock(start: Date | number | string = 0): FakeClock {
     clearTimeout(handle) {
       timers.delete(handle as Timer);
     },
-    advance: (by) => moveTo(now + toMs(by)),
-    set: (to) => moveTo(toEpoch(to)),
+    // async, so a bad duration or time rejects the returned promise rather than throwing before it.
+    advance: async (by) => moveTo(now + toMs(by)),
+    set: async (to) => moveTo(toEpoch(to)),
     get pending() {
       return timers.size;
     },

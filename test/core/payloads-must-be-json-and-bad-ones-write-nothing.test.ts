@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { createTickwork, type Tickwork } from "../../src/core/engine.js";
+import { InvalidInputError, InvalidPayloadError } from "../../src/core/errors.js";
+import { serialisePayload } from "../../src/core/json.js";
+import { sqlite } from "../../src/store/sqlite.js";
+
+function cyclic(): unknown {
+  const node: Record<string, unknown> = { name: "a" };
+  node.self = node;
+  return node;
+}
+
+/** Values JSON cannot carry faithfully, and the words the refusal should use. */
+const REFUSED: Array<[string, () => unknown, RegExp]> = [
+  ["a function", () => () => 1, /the payload is a function/],
+  ["a function in a field", () => ({ onDone: () => 1 }), /"onDone" is a function/],
+  ["a symbol", () => Symbol("s"), /the payload is a symbol/],
+  ["a symbol in a field", () => ({ tag: Symbol("s") }), /"tag" is a symbol/],
+  ["a BigInt", () => 10n, /the payload is a bigint/],
+  ["a BigInt in a field", () => ({ amount: 10n }), /"amount" is a bigint/],
+  ["a cycle", cyclic, /circular/],
+  ["undefined", () => undefined, /undefined has no JSON form/],
+  ["undefined in an array", () => [1, undefined, 3], /array element 1 is undefined, which JSON would turn into null/],
+  ["NaN", () => Number.NaN, /the payload is NaN, which JSON would turn into null/],
+  ["Infinity in a field", () => ({ ratio: Number.POSITIVE_INFINITY }), /"ratio" is Infinity/],
+  ["-Infinity in an array", () => [Number.NEGATIVE_INFINITY], /"0" is -Infinity/],
+];
+
+const ACCEPTED: Array<[string, unknown]> = [
+  ["null", null],
+  ["a nested object", { user: { id: 7, tags: ["a", "b"], address: { city: "Oslo", zip: null } }, flag: true }],
+  ["an array", [1, "two", { three: 3 }, [4]]],
+  ["a string", "hello"],
+  ["an empty string", ""],
+  ["a number", 42.5],
+  ["false", false],
+];
+
+async function withEngine(run: (tw: Tickwork) => Promise<void>): Promise<void> {
+  const tw = await createTickwork({ store: sqlite(":memory:"), logger: () => {} });
+  try {
+    await run(tw);
+  } finally {
+    await tw.stop();
+  }
+}
+
+async function jobsWritten(tw: Tickwork): Promise<number> {
+  const counts = await tw.jobs.counts();
+  const total = counts.reduce((sum, c) => sum + Object.values(c.counts).reduce((a, b) => a + b, 0), 0);
+  expect((await tw.jobs.list()).length).toBe(total);
+  return total;
+}
+
+describe("serialisePayload", () => {
+  it.each(REFUSED)("refuses %s with InvalidPayloadError (TW_INVALID_PAYLOAD)", (_what, make, reason) => {
+    let caught: unknown;
+    try {
+      serialisePayload(make());
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(InvalidPayloadError);
+    expect(caught).toBeInstanceOf(InvalidInputError);
+    expect((caught as InvalidPayloadError).code).toBe("TW_INVALID_PAYLOAD");
+    expect((caught as Error).message).toMatch(/^job payload is not JSON-serialisable: /);
+    expect((caught as Error).message).toMatch(reason);
+  });
+
+  it.each(ACCEPTED)("accepts %s as its JSON text", (_what, payload) => {
+    expect(serialisePayload(payload)).toBe(JSON.stringify(payload));
+  });
+
+  it("leaves out an object property that is undefined, as JSON does (it reads back as undefined)", () => {
+    expect(serialisePayload({ a: 1, b: undefined })).toBe('{"a":1}');
+  });
+});
+
+describe("queue.enqueue with a payload", () => {
+  it.each(REFUSED)("refuses %s, names the queue, and writes nothing", async (_what, make, reason) => {
+    await withEngine(async (tw) => {
+      const queue = tw.queue("emails");
+      const attempt = queue.enqueue(make());
+      await expect(attempt).rejects.toBeInstanceOf(InvalidPayloadError);
+      await expect(attempt).rejects.toMatchObject({ code: "TW_INVALID_PAYLOAD" });
+      await expect(attempt).rejects.toThrow(/^queue "emails".enqueue: job payload is not JSON-serialisable: /);
+      await expect(attempt).rejects.toThrow(reason);
+      expect(await jobsWritten(tw)).toBe(0);
+    });
+  });
+
+  it("refuses a batch with one bad payload without writing any of it, naming the item", async () => {
+    await withEngine(async (tw) => {
+      const queue = tw.queue("emails");
+      const attempt = queue.enqueueMany([{ payload: { ok: 1 } }, { payload: { ok: 2 } }, { payload: { when: 1n } }]);
+      await expect(attempt).rejects.toBeInstanceOf(InvalidPayloadError);
+      await expect(attempt).rejects.toThrow(/^queue "emails".enqueueMany\[2\]: job payload is not JSON-serialisable: "when" is a bigint/);
+      expect(await jobsWritten(tw)).toBe(0);
+    });
+  });
+
+  it("accepts null, nested objects, arrays, strings, numbers and booleans, and stores them as given", async () => {
+    await withEngine(async (tw) => {
+      const queue = tw.queue("emails");
+      for (const [what, payload] of ACCEPTED) {
+        const job = await queue.enqueue(payload);
+        expect(job.payload, what).toEqual(payload);
+        expect((await tw.jobs.get(job.id))?.payload, what).toEqual(payload);
+      }
+      expect(await jobsWritten(tw)).toBe(ACCEPTED.length);
+    });
+  });
+});
