@@ -145,14 +145,24 @@ export class Tickwork {
     await this.pruneIfDue();
     let ran = 0;
     let more = false;
-    for (const worker of this.workers.values()) {
+    // A rate-limited queue's due jobs wait for its window, not for the store's due times.
+    const limitedUntil = new Map<string, number>();
+    for (const [name, worker] of this.workers) {
+      if (ran >= maxJobs) {
+        more = true;
+        break;
+      }
       const result = await worker.runDue(maxJobs - ran);
       ran += result.ran;
       more ||= result.more;
-      if (ran >= maxJobs) break;
+      if (result.rateLimitedUntil !== undefined) limitedUntil.set(name, result.rateLimitedUntil);
     }
-    const nextWakeAt = more ? this.clock.now() : await this.store.queue.nextWakeAt({ queues: [...this.workers.keys()] });
-    return { nextWakeAt, ran };
+    if (more) return { nextWakeAt: this.clock.now(), ran };
+    const free = [...this.workers.keys()].filter((name) => !limitedUntil.has(name));
+    const times = [...limitedUntil.values()];
+    const due = await this.store.queue.nextWakeAt({ queues: free });
+    if (due !== null) times.push(due);
+    return { nextWakeAt: times.length ? Math.min(...times) : null, ran };
   }
 
   /** Runs workers continuously: they claim as jobs arrive, by notification where the store has it. */

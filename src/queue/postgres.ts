@@ -24,7 +24,8 @@ const INSERT_MANY = `
   )
   SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', $1)) AS notify`;
 
-const CLAIM_DUE = `
+// Exported (with RESCUE_EXPIRED, NEXT_WAKE and FIND_KEY_HOLDERS) for the query-plan test.
+export const CLAIM_DUE = `
   WITH next AS (
     SELECT id FROM tickwork_jobs
     WHERE queue = $1 AND status = 'pending' AND run_at <= $2
@@ -54,7 +55,7 @@ const SETTLE_MANY = `
   WHERE j.id = o.id AND j.status = 'running' AND j.attempts = o.attempt
   RETURNING j.id::text AS id`;
 
-const RESCUE_EXPIRED = `
+export const RESCUE_EXPIRED = `
   WITH lapsed AS (
     SELECT id FROM tickwork_jobs
     WHERE status = 'running' AND lease_until < $1 AND queue = ANY($2)
@@ -68,12 +69,15 @@ const RESCUE_EXPIRED = `
   FROM lapsed WHERE j.id = lapsed.id
   RETURNING j.id::text AS id, j.queue, j.attempts, j.max_attempts AS "maxAttempts", j.status`;
 
-const NEXT_WAKE = `
+export const NEXT_WAKE = `
   SELECT min(t.at)::text AS at FROM unnest($1::text[]) AS q(name), LATERAL (
     (SELECT run_at AS at FROM tickwork_jobs WHERE queue = q.name AND status = 'pending' ORDER BY run_at LIMIT 1)
     UNION ALL
-    (SELECT lease_until FROM tickwork_jobs WHERE queue = q.name AND status = 'running' ORDER BY lease_until LIMIT 1)
+    (SELECT lease_until + 1 FROM tickwork_jobs WHERE queue = q.name AND status = 'running' ORDER BY lease_until LIMIT 1)
   ) AS t`;
+
+/** The live jobs holding some keys of a queue: the answer an enqueue gets for a duplicate key. */
+export const FIND_KEY_HOLDERS = `SELECT * FROM tickwork_jobs WHERE queue = $1 AND key = ANY($2) AND ${LIVE}`;
 
 /** The queue on PostgreSQL: one round trip per batch, `FOR UPDATE SKIP LOCKED` so workers never wait on each other. */
 export class PostgresQueueStore implements QueueStore {
@@ -109,7 +113,7 @@ export class PostgresQueueStore implements QueueStore {
     });
     const holders = new Map<string, Job>();
     if (missing.length) {
-      const live = await run<JobRow>(`SELECT * FROM tickwork_jobs WHERE queue = $1 AND key = ANY($2) AND ${LIVE}`, [queue, missing]);
+      const live = await run<JobRow>(FIND_KEY_HOLDERS, [queue, missing]);
       for (const row of live) holders.set(row.key!, toJob(row, false));
     }
     return rows.map((row, i) => {

@@ -107,7 +107,7 @@ export class SqliteQueueStore implements QueueStore {
     for (const queue of queues) {
       const row = this.db.all<{ due: number | null; lease: number | null }>(
         `SELECT (SELECT min(run_at) FROM tickwork_jobs WHERE queue = ? AND status = 'pending') AS due,
-                (SELECT min(lease_until) FROM tickwork_jobs WHERE queue = ? AND status = 'running') AS lease`,
+                (SELECT min(lease_until) + 1 FROM tickwork_jobs WHERE queue = ? AND status = 'running') AS lease`,
         [queue, queue],
       )[0];
       for (const at of [row?.due, row?.lease]) if (at != null && (next === null || at < next)) next = at;

@@ -30,7 +30,10 @@ export interface QueueStore {
    */
   rescueExpired(params: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]>;
 
-  /** Earliest time any pending job of `queues` is due, or any running job's lease lapses; null if none. */
+  /**
+   * Earliest time any pending job of `queues` is due, or any running job's lease has lapsed (the
+   * first millisecond after `lease_until`, when `rescueExpired` takes it); null if none.
+   */
   nextWakeAt(params: { queues: string[] }): Promise<number | null>;
 
   get(params: { id: string }): Promise<Job | null>;

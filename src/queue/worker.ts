@@ -189,12 +189,15 @@ export class QueueWorker {
 
   // ---- tick driver -------------------------------------------------------------------------
 
-  /** Claims and runs due jobs, batch after batch, until none is due or `budget` jobs have run. */
-  async runDue(budget: number): Promise<{ ran: number; more: boolean }> {
+  /**
+   * Claims and runs due jobs, batch after batch, until none is due or `budget` jobs have run.
+   * `rateLimitedUntil`: the queue's rate window is used up; nothing more may start before then.
+   */
+  async runDue(budget: number): Promise<{ ran: number; more: boolean; rateLimitedUntil?: number }> {
     let ran = 0;
     while (ran < budget) {
       const limit = this.allowance(Math.min(this.config.concurrency, budget - ran));
-      if (limit === 0) return { ran, more: false };
+      if (limit === 0) return { ran, more: false, rateLimitedUntil: this.deps.clock.now() + this.rateWait(this.deps.clock.now()) };
       const entries = await this.claim(limit);
       await Promise.all(
         entries.map(async (entry) => {
