@@ -31,10 +31,14 @@ export function sqliteSchemaVersion(db: SqliteExecutor): number {
  */
 export async function migratePostgres(
   transaction: <T>(fn: (db: PgExecutor) => Promise<T>) => Promise<T>,
-  schema: string,
+  schemaOption: string | undefined,
   migrations: readonly Migration[],
 ): Promise<void> {
   await transaction(async (db) => {
+    // Without an explicit schema, the tables go where the connection's search_path points
+    // (a caller's own pool may point elsewhere than "public").
+    const schema = schemaOption ?? (await db.query<{ s: string | null }>(`SELECT current_schema() AS s`))[0]?.s;
+    if (!schema) throw new Error("tickwork: the connection's search_path names no existing schema; pass postgres({ schema })");
     await db.query(`SELECT pg_advisory_xact_lock(hashtext('tickwork_migrations:' || $1::text))`, [schema]);
     await db.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
     await db.query(

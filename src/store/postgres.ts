@@ -12,7 +12,7 @@ export interface PostgresOptions {
   url?: string;
   /** Your own pool; tickwork then uses it as configured (its search_path included) and never ends it. */
   pool?: pg.Pool;
-  /** Schema holding tickwork's tables (with `url` only); default `public`. */
+  /** Schema holding tickwork's tables (with `url` only); default: the connection's search_path (usually `public`). */
   schema?: string;
   /** Pool size when tickwork creates the pool; default 10. */
   max?: number;
@@ -24,12 +24,12 @@ export interface PostgresOptions {
  */
 export function postgres(config: string | PostgresOptions): Store {
   const options: PostgresOptions = typeof config === "string" ? { url: config } : config;
-  const schema = options.schema ?? "public";
+
   const connection: pg.PoolConfig = {
     connectionString: options.url,
     max: options.max ?? 10,
     // search_path per connection, so one database can hold several isolated tickwork schemas.
-    options: options.schema ? `-c search_path=${quoteIdent(schema)}` : undefined,
+    options: options.schema ? `-c search_path=${quoteIdent(options.schema)}` : undefined,
   };
   const ownsPool = !options.pool;
   const pool = options.pool ?? new pg.Pool(connection);
@@ -38,14 +38,13 @@ export function postgres(config: string | PostgresOptions): Store {
   const executor = pgExecutor(pool);
 
   return {
-    name: `postgres(${describeTarget(options, schema)})`,
+    name: `postgres(${describeTarget(options)})`,
     queue: new PostgresQueueStore(executor),
-    migrate: () => migratePostgres((fn) => transaction(pool, fn), schema, postgresMigrations),
+    migrate: () => migratePostgres((fn) => transaction(pool, fn), options.schema, postgresMigrations),
     async schemaVersion() {
-      const [row] = await executor.query<{ v: number | null }>(
-        `SELECT CASE WHEN to_regclass($1) IS NULL THEN 0 ELSE (SELECT max(version) FROM ${quoteIdent(schema)}.tickwork_migrations) END AS v`,
-        [`${quoteIdent(schema)}.tickwork_migrations`],
-      );
+      // Unqualified: the connection's search_path says where tickwork's tables are.
+      const [found] = await executor.query<{ t: string | null }>(`SELECT to_regclass('tickwork_migrations')::text AS t`);
+      const [row] = found?.t ? await executor.query<{ v: number | null }>(`SELECT max(version) AS v FROM tickwork_migrations`) : [];
       return { current: row?.v ?? 0, latest: latestVersion(postgresMigrations) };
     },
     subscribe: (onJobs) => listen(connection, options.pool, onJobs),
@@ -156,12 +155,13 @@ function classify(error: unknown): unknown {
   return error;
 }
 
-function describeTarget(options: PostgresOptions, schema: string): string {
-  if (!options.url) return `pool, schema ${schema}`;
+function describeTarget(options: PostgresOptions): string {
+  const schema = options.schema ? `schema ${options.schema}` : "the connection's search_path";
+  if (!options.url) return `your pool, ${schema}`;
   try {
     const url = new URL(options.url);
-    return `${url.host}${url.pathname}, schema ${schema}`;
+    return `${url.host}${url.pathname}, ${schema}`;
   } catch {
-    return `schema ${schema}`;
+    return schema;
   }
 }

@@ -1,0 +1,64 @@
+import { createTickwork, exponential, type Clock, type Duration, type LogLevel, type LoggerOption, type Queue, type Tickwork } from "../../src/index.js";
+import { openDatabase, type AppDatabase, type DatabaseTarget } from "./database.js";
+import { paymentHandler, type PaymentEvent } from "./processor.js";
+import { scheduleDuePayments, type PaymentPayload, type ScheduleResult } from "./scheduler.js";
+
+export const PAYMENTS_QUEUE = "payments";
+/** The seed's first attempt plus its five retries. */
+export const MAX_ATTEMPTS = 6;
+
+export interface SubscriptionsAppOptions {
+  database: DatabaseTarget;
+  /** The payment provider's base URL. */
+  paymentsUrl: string;
+  clock?: Clock;
+  logger?: LoggerOption;
+  logLevel?: LogLevel;
+  /**
+   * Delay after the first failure, doubled after each next one. The default "1m" gives the seed's
+   * schedule: 1, 2, 4, 8, 16 minutes between the six attempts.
+   */
+  retryBase?: Duration;
+  concurrency?: number;
+  onPaymentEvent?: (event: PaymentEvent) => void;
+  handleSignals?: boolean;
+}
+
+export interface SubscriptionsApp {
+  tw: Tickwork;
+  db: AppDatabase;
+  payments: Queue<PaymentPayload>;
+  /** The scheduler, at the engine's current time. */
+  scheduleDuePayments(): Promise<ScheduleResult>;
+  stop(): Promise<void>;
+}
+
+/** Seed 004's system on tickwork: the subscriptions tables, the payments queue and its handler. */
+export async function createSubscriptionsApp(options: SubscriptionsAppOptions): Promise<SubscriptionsApp> {
+  const { store, db } = await openDatabase(options.database);
+  let tw: Tickwork;
+  try {
+    tw = await createTickwork({ store, clock: options.clock, logger: options.logger, logLevel: options.logLevel, handleSignals: options.handleSignals ?? false });
+  } catch (error) {
+    await Promise.allSettled([store.close(), db.close()]);
+    throw error;
+  }
+  const payments = tw.queue<PaymentPayload>(PAYMENTS_QUEUE, {
+    handler: paymentHandler({ db, paymentsUrl: options.paymentsUrl, now: () => tw.clock.now(), onEvent: options.onPaymentEvent }),
+    concurrency: options.concurrency ?? 5,
+    lease: "1m",
+    // A charge that hangs is abandoned and retried; the idempotency key makes the retry safe.
+    timeout: "30s",
+    retry: { maxAttempts: MAX_ATTEMPTS, backoff: exponential({ base: options.retryBase ?? "1m", factor: 2 }) },
+  });
+  return {
+    tw,
+    db,
+    payments,
+    scheduleDuePayments: () => scheduleDuePayments({ db, payments, now: tw.clock.now() }),
+    async stop() {
+      await tw.stop();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,294 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Job, LogEvent } from "../../src/index.js";
+import { fakeClock, type FakeClock } from "../../src/testing/index.js";
+import { DATABASE_URL, dropSchema, uniqueSchema } from "../../test/support/stores.js";
+import { createSubscriptionsApp, type SubscriptionsApp } from "./app.js";
+import type { DatabaseTarget } from "./database.js";
+import { reply, startFakePaymentServer, type FakePaymentServer } from "./fake-payment-server.js";
+import type { PaymentEvent } from "./processor.js";
+import { paymentKey } from "./scheduler.js";
+import { cancelSubscription, getSubscription, insertSubscriptions, listPayments, type NewSubscription } from "./subscriptions.js";
+
+const START = Date.parse("2026-01-15T09:00:00Z");
+const MINUTE = 60_000;
+
+/** The example on each database it supports: an SQLite file, and PostgreSQL in a schema of its own. */
+const databases: { name: string; open(): { target: DatabaseTarget; cleanup(): Promise<void> } }[] = [
+  {
+    name: "sqlite-file",
+    open() {
+      const dir = mkdtempSync(join(tmpdir(), "tickwork-subscriptions-"));
+      return { target: { kind: "sqlite", path: join(dir, "subscriptions.db") }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  },
+  {
+    name: "postgres",
+    open() {
+      const schema = uniqueSchema();
+      return { target: { kind: "postgres", url: DATABASE_URL, schema }, cleanup: () => dropSchema(schema) };
+    },
+  },
+];
+
+const monthly = (id: string, nextDueAt: number, extra: Partial<NewSubscription> = {}): NewSubscription => ({
+  id,
+  payer: `payer-${id}`,
+  amountCents: 1_500,
+  interval: "monthly",
+  nextDueAt,
+  ...extra,
+});
+
+describe.each(databases)("subscriptions example on $name", (database) => {
+  let clock: FakeClock;
+  let server: FakePaymentServer;
+  let app: SubscriptionsApp;
+  let cleanup: () => Promise<void>;
+  let events: LogEvent[];
+  let paymentEvents: PaymentEvent[];
+
+  beforeEach(async () => {
+    const opened = database.open();
+    cleanup = opened.cleanup;
+    clock = fakeClock(START);
+    server = await startFakePaymentServer();
+    events = [];
+    paymentEvents = [];
+    app = await createSubscriptionsApp({
+      database: opened.target,
+      paymentsUrl: server.url,
+      clock,
+      logger: (event) => events.push(event),
+      logLevel: "debug",
+      onPaymentEvent: (event) => paymentEvents.push(event),
+    });
+  });
+
+  afterEach(async () => {
+    await app.stop();
+    await server.close();
+    await cleanup();
+  });
+
+  /** Every test ends with this: one charge per idempotency key, and one per subscription and due date. */
+  function expectNothingChargedTwice() {
+    for (const [key, count] of server.chargesByKey()) expect(count, `charges with idempotency key ${key}`).toBe(1);
+    for (const [payment, count] of server.chargesByPayment()) expect(count, `charges for ${payment}`).toBe(1);
+  }
+
+  async function onlyJob(): Promise<Job> {
+    const jobs = await app.tw.jobs.list({ queue: "payments" });
+    expect(jobs).toHaveLength(1);
+    return jobs[0]!;
+  }
+
+  it("makes exactly one job per due subscription, even when the scheduler runs twice at once and again later", async () => {
+    await insertSubscriptions(app.db, [
+      monthly("s1", START - 60 * MINUTE),
+      monthly("s2", START - 86_400_000, { interval: "weekly" }),
+      monthly("s3", START, { interval: "yearly" }),
+      monthly("s4", START + 86_400_000),
+      monthly("s5", START - 86_400_000, { status: "CANCELLED" }),
+    ]);
+
+    const [a, b] = await Promise.all([app.scheduleDuePayments(), app.scheduleDuePayments()]);
+    expect(a!.enqueued + b!.enqueued).toBe(3);
+    expect(a!.alreadyQueued + b!.alreadyQueued).toBe(3);
+    expect(await app.scheduleDuePayments()).toEqual({ due: 3, enqueued: 0, alreadyQueued: 3 });
+
+    const jobs = await app.tw.jobs.list({ queue: "payments" });
+    expect(jobs.map((j) => j.key).sort()).toEqual([
+      "s1:2026-01-15T08:00:00.000Z",
+      "s2:2026-01-14T09:00:00.000Z",
+      "s3:2026-01-15T09:00:00.000Z",
+    ]);
+    expect(jobs.every((j) => j.status === "pending" && j.maxAttempts === 6)).toBe(true);
+  });
+
+  it("charges each due subscription once, records the payment and moves the due date on by its interval", async () => {
+    await insertSubscriptions(app.db, [
+      monthly("s1", START - 60 * MINUTE),
+      monthly("s2", START - 86_400_000, { interval: "weekly", amountCents: 700 }),
+      monthly("s3", START, { interval: "yearly", amountCents: 9_900 }),
+      monthly("s4", START + 86_400_000),
+    ]);
+    await app.scheduleDuePayments();
+
+    expect((await app.tw.tick()).ran).toBe(3);
+
+    const jobs = await app.tw.jobs.list({ queue: "payments" });
+    expect(jobs.map((j) => [j.status, j.attempts])).toEqual([["succeeded", 1], ["succeeded", 1], ["succeeded", 1]]);
+    const payments = await listPayments(app.db);
+    expect(payments.map((p) => [p.subscriptionId, new Date(p.dueAt).toISOString(), p.amountCents, p.attempt])).toEqual([
+      ["s1", "2026-01-15T08:00:00.000Z", 1_500, 1],
+      ["s2", "2026-01-14T09:00:00.000Z", 700, 1],
+      ["s3", "2026-01-15T09:00:00.000Z", 9_900, 1],
+    ]);
+    expect(payments.map((p) => p.chargeId).sort()).toEqual(server.charges.map((c) => c.id).sort());
+    expect(payments.every((p) => p.paidAt === START)).toBe(true);
+    // The job id is the idempotency key the provider saw.
+    expect(server.charges.map((c) => c.idempotencyKey).sort()).toEqual(jobs.map((j) => j.id).sort());
+
+    expect(new Date((await getSubscription(app.db, "s1"))!.nextDueAt).toISOString()).toBe("2026-02-15T08:00:00.000Z");
+    expect(new Date((await getSubscription(app.db, "s2"))!.nextDueAt).toISOString()).toBe("2026-01-21T09:00:00.000Z");
+    expect(new Date((await getSubscription(app.db, "s3"))!.nextDueAt).toISOString()).toBe("2027-01-15T09:00:00.000Z");
+
+    // Paid subscriptions are not due any more; a week later the weekly one and the one due tomorrow are.
+    expect(await app.scheduleDuePayments()).toEqual({ due: 0, enqueued: 0, alreadyQueued: 0 });
+    await clock.advance("7d");
+    expect(await app.scheduleDuePayments()).toEqual({ due: 2, enqueued: 2, alreadyQueued: 0 });
+    expect((await app.tw.jobs.list({ queue: "payments", status: "pending" })).map((j) => j.key).sort()).toEqual([
+      paymentKey("s2", Date.parse("2026-01-21T09:00:00Z")),
+      paymentKey("s4", START + 86_400_000),
+    ]);
+    expectNothingChargedTwice();
+  });
+
+  it("retries a 500 after exactly 1, 2, 4 and 8 minutes (the seed's table, not its XOR formula), then succeeds", async () => {
+    await insertSubscriptions(app.db, [monthly("s1", START)]);
+    server.script("s1", [reply.serverError, reply.serverError, reply.serverError, reply.serverError, reply.ok]);
+    await app.scheduleDuePayments();
+
+    await app.tw.tick();
+    let job = await onlyJob();
+    expect([job.status, job.attempts, job.runAt]).toEqual(["pending", 1, START + MINUTE]);
+    expect(job.lastError).toContain("payment server answered 500 internal_error");
+
+    for (const [i, minutes] of [1, 2, 4, 8].entries()) {
+      await clock.advance(minutes * MINUTE - 1);
+      expect((await app.tw.tick()).ran, `one millisecond before retry ${i + 1}`).toBe(0);
+      await clock.advance(1);
+      expect((await app.tw.tick()).ran, `retry ${i + 1}`).toBe(1);
+    }
+    job = await onlyJob();
+    expect([job.status, job.attempts, job.finishedAt]).toEqual(["succeeded", 5, START + 15 * MINUTE]);
+
+    const delays = events.filter((e) => e.event === "job.retry_scheduled").map((e) => e.delayMs);
+    expect(delays).toEqual([1, 2, 4, 8].map((m) => m * MINUTE));
+    // Seed 004 writes the delay as `(BASE_RETRY_DELAY_MS * 2) ^ retryCount`: in JavaScript `^` is XOR,
+    // which would wait 120001 ms, 120002 ms, 120003 ms... Its own table (1, 2, 4, 8, 16 minutes) is the intent.
+    expect([1, 2, 3, 4].map((n) => (60_000 * 2) ^ n)).toEqual([120_001, 120_002, 120_003, 120_004]);
+    expect(delays).not.toEqual([1, 2, 3, 4].map((n) => (60_000 * 2) ^ n));
+
+    const [payment] = await listPayments(app.db);
+    expect([payment?.attempt, payment?.paidAt]).toEqual([5, START + 15 * MINUTE]);
+    expect(server.stats).toMatchObject({ requests: 5, serverErrors: 4, charges: 1 });
+    expectNothingChargedTwice();
+  });
+
+  it("waits for a 429's Retry-After, in seconds or as an HTTP date, instead of the backoff", async () => {
+    await insertSubscriptions(app.db, [monthly("s1", START)]);
+    const httpDate = new Date(START + 90_000 + 5 * MINUTE).toUTCString();
+    server.script("s1", [reply.rateLimited(90), reply.rateLimited(httpDate), reply.ok]);
+    await app.scheduleDuePayments();
+
+    await app.tw.tick();
+    let job = await onlyJob();
+    expect([job.status, job.runAt]).toEqual(["pending", START + 90_000]);
+    expect(job.lastError).toContain("429 rate_limited, Retry-After: 90");
+
+    await clock.advance(89_999);
+    expect((await app.tw.tick()).ran).toBe(0);
+    await clock.advance(1);
+    expect((await app.tw.tick()).ran).toBe(1);
+    job = await onlyJob();
+    expect([job.status, job.attempts, job.runAt]).toEqual(["pending", 2, Date.parse(httpDate)]);
+
+    await clock.set(Date.parse(httpDate) - 1);
+    expect((await app.tw.tick()).ran).toBe(0);
+    await clock.advance(1);
+    await app.tw.tick();
+    job = await onlyJob();
+    expect([job.status, job.attempts]).toEqual(["succeeded", 3]);
+    expect(server.stats).toMatchObject({ rateLimited: 2, charges: 1 });
+    expectNothingChargedTwice();
+  });
+
+  it("fails a 402 card_declined at once, with no retry, and marks the subscription PAST_DUE", async () => {
+    await insertSubscriptions(app.db, [monthly("s1", START)]);
+    server.script("s1", [reply.cardDeclined]);
+    await app.scheduleDuePayments();
+
+    await app.tw.tick();
+    const job = await onlyJob();
+    expect([job.status, job.attempts, job.finishedAt]).toEqual(["failed", 1, START]);
+    expect(job.lastError).toContain("PermanentJobError: payment refused: 402 card_declined");
+    expect(events.filter((e) => e.event === "job.retry_scheduled")).toEqual([]);
+    expect(events.find((e) => e.event === "job.failed")).toMatchObject({ queue: "payments", id: job.id, attempts: 1 });
+
+    const subscription = await getSubscription(app.db, "s1");
+    expect(subscription?.status).toBe("PAST_DUE");
+    expect(subscription?.lastError).toBe("payment refused: 402 card_declined");
+    expect(subscription?.nextDueAt).toBe(START);
+    expect(await listPayments(app.db)).toEqual([]);
+    expect(server.charges).toEqual([]);
+
+    // A past-due subscription is not scheduled again until someone deals with it.
+    await clock.advance("1h");
+    expect(await app.scheduleDuePayments()).toEqual({ due: 0, enqueued: 0, alreadyQueued: 0 });
+  });
+
+  it("after 6 failed attempts (1, 2, 4, 8, 16 minutes apart) fails the job with its last error and marks the subscription", async () => {
+    await insertSubscriptions(app.db, [monthly("s1", START)]);
+    // The last failure differs from the others, to show that the job keeps the last one.
+    server.script("s1", [reply.serverError, reply.serverError, reply.serverError, reply.serverError, reply.serverError, reply.rateLimited(30)]);
+    await app.scheduleDuePayments();
+
+    const attemptsAt: number[] = [];
+    for (;;) {
+      const { ran } = await app.tw.tick();
+      if (ran) attemptsAt.push(clock.now() - START);
+      const job = await onlyJob();
+      if (job.status !== "pending") break;
+      await clock.set(job.runAt);
+    }
+    expect(attemptsAt).toEqual([0, 1, 3, 7, 15, 31].map((m) => m * MINUTE));
+
+    const job = await onlyJob();
+    expect([job.status, job.attempts, job.maxAttempts, job.finishedAt]).toEqual(["failed", 6, 6, START + 31 * MINUTE]);
+    expect(job.lastError).toContain("payment server answered 429 rate_limited, Retry-After: 30");
+    const subscription = await getSubscription(app.db, "s1");
+    expect(subscription?.status).toBe("PAST_DUE");
+    expect(subscription?.lastError).toBe("gave up after 6 attempts: payment server answered 429 rate_limited, Retry-After: 30");
+    expect(paymentEvents.filter((e) => e.type === "past_due")).toHaveLength(1);
+    expect(await listPayments(app.db)).toEqual([]);
+    expect(server.charges).toEqual([]);
+  });
+
+  it("charges nothing for a subscription cancelled after its payment job was queued", async () => {
+    await insertSubscriptions(app.db, [monthly("s1", START)]);
+    await app.scheduleDuePayments();
+    await cancelSubscription(app.db, "s1");
+
+    await app.tw.tick();
+    expect((await onlyJob()).status).toBe("succeeded");
+    expect(paymentEvents).toEqual([{ type: "skipped", jobId: (await onlyJob()).id, subscriptionId: "s1", reason: "the subscription is CANCELLED" }]);
+    expect(server.stats.requests).toBe(0);
+    expect(await listPayments(app.db)).toEqual([]);
+  });
+
+  it("does not charge twice when a charge's answer is lost: the retry gets the original charge back", async () => {
+    await insertSubscriptions(app.db, [monthly("s1", START), monthly("s2", START)]);
+    server.script("s1", [reply.lostResponse]);
+    await app.scheduleDuePayments();
+
+    await app.tw.tick();
+    const lost = (await app.tw.jobs.list({ queue: "payments", key: paymentKey("s1", START) }))[0]!;
+    expect([lost.status, lost.runAt]).toEqual(["pending", START + MINUTE]);
+    expect(lost.lastError).toContain("no answer from the payment server");
+    expect(server.charges.map((c) => c.subscriptionId).sort()).toEqual(["s1", "s2"]);
+
+    await clock.advance("1m");
+    await app.tw.tick();
+    expect((await app.tw.jobs.get(lost.id))?.status).toBe("succeeded");
+    expect(server.stats).toMatchObject({ charges: 2, replayed: 1, lostResponses: 1 });
+    expect(paymentEvents).toContainEqual(expect.objectContaining({ type: "charged", subscriptionId: "s1", attempt: 2, replayed: true }));
+
+    const payments = await listPayments(app.db);
+    expect(payments.map((p) => [p.subscriptionId, p.chargeId])).toEqual(server.charges.map((c) => [c.subscriptionId, c.id]).sort());
+    expectNothingChargedTwice();
+  });
+});
