@@ -73,7 +73,7 @@ export const NEXT_WAKE = `
   SELECT min(t.at)::text AS at FROM unnest($1::text[]) AS q(name), LATERAL (
     (SELECT run_at AS at FROM tickwork_jobs WHERE queue = q.name AND status = 'pending' ORDER BY run_at LIMIT 1)
     UNION ALL
-    (SELECT lease_until + 1 FROM tickwork_jobs WHERE queue = q.name AND status = 'running' ORDER BY lease_until LIMIT 1)
+    (SELECT lease_until + 1 FROM tickwork_jobs WHERE $2::boolean AND queue = q.name AND status = 'running' ORDER BY lease_until LIMIT 1)
   ) AS t`;
 
 /** The live jobs holding some keys of a queue: the answer an enqueue gets for a duplicate key. */
@@ -164,9 +164,9 @@ export class PostgresQueueStore implements QueueStore {
     return this.db.query<RescuedJob>(RESCUE_EXPIRED, [now, queues, limit, LEASE_EXPIRED_ERROR]);
   }
 
-  async nextWakeAt({ queues }: { queues: string[] }): Promise<number | null> {
+  async nextWakeAt({ queues, leases = true }: { queues: string[]; leases?: boolean }): Promise<number | null> {
     if (queues.length === 0) return null;
-    const [row] = await this.db.query<{ at: string | null }>(NEXT_WAKE, [queues]);
+    const [row] = await this.db.query<{ at: string | null }>(NEXT_WAKE, [queues, leases]);
     return row?.at == null ? null : Number(row.at);
   }
 

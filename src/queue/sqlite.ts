@@ -102,7 +102,7 @@ export class SqliteQueueStore implements QueueStore {
     );
   }
 
-  async nextWakeAt({ queues }: { queues: string[] }): Promise<number | null> {
+  async nextWakeAt({ queues, leases = true }: { queues: string[]; leases?: boolean }): Promise<number | null> {
     let next: number | null = null;
     for (const queue of queues) {
       const row = this.db.all<{ due: number | null; lease: number | null }>(
@@ -110,7 +110,7 @@ export class SqliteQueueStore implements QueueStore {
                 (SELECT min(lease_until) + 1 FROM tickwork_jobs WHERE queue = ? AND status = 'running') AS lease`,
         [queue, queue],
       )[0];
-      for (const at of [row?.due, row?.lease]) if (at != null && (next === null || at < next)) next = at;
+      for (const at of [row?.due, leases ? row?.lease : null]) if (at != null && (next === null || at < next)) next = at;
     }
     return next;
   }

@@ -33,8 +33,9 @@ export interface QueueStore {
   /**
    * Earliest time any pending job of `queues` is due, or any running job's lease has lapsed (the
    * first millisecond after `lease_until`, when `rescueExpired` takes it); null if none.
+   * `leases: false` leaves leases out (for a worker, which does not rescue: the engine does).
    */
-  nextWakeAt(params: { queues: string[] }): Promise<number | null>;
+  nextWakeAt(params: { queues: string[]; leases?: boolean }): Promise<number | null>;
 
   get(params: { id: string }): Promise<Job | null>;
   list(params: ListParams): Promise<Job[]>;

@@ -146,7 +146,9 @@ export class QueueWorker {
     const now = this.deps.clock.now();
     let wait = this.deps.pollIntervalMs;
     try {
-      const next = await this.deps.store.nextWakeAt({ queues: [this.config.name] });
+      // Leases are left out: a lapsed lease is the engine's rescue pass's to handle, and waking for
+      // one here would spin on empty claims until that pass runs.
+      const next = await this.deps.store.nextWakeAt({ queues: [this.config.name], leases: false });
       if (next !== null) wait = Math.min(wait, Math.max(0, next - now));
     } catch (error) {
       this.storeError("nextWakeAt", error);

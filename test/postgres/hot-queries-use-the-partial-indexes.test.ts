@@ -78,7 +78,7 @@ describe("PostgreSQL: the hot queries on a table of mostly finished jobs", () =>
   const statements = [
     { name: "the claim", sql: CLAIM_DUE, params: ["emails", NOW, 10, "w2/emails", NOW + 20_000], uses: [PENDING] },
     { name: "the rescue of lapsed leases", sql: RESCUE_EXPIRED, params: [NOW, ["emails", "reports"], 1000, "lease expired"], uses: [["tickwork_jobs_lease"]] },
-    { name: "the next wake-up (a due job or a lapsing lease)", sql: NEXT_WAKE, params: [["emails", "reports"]], uses: [PENDING, RUNNING] },
+    { name: "the next wake-up (a due job or a lapsing lease)", sql: NEXT_WAKE, params: [["emails", "reports"], true], uses: [PENDING, RUNNING] },
     { name: "the dedupe lookup by key", sql: FIND_KEY_HOLDERS, params: ["emails", ["live-3", "order-17"]], uses: [["tickwork_jobs_key"]] },
   ];
 

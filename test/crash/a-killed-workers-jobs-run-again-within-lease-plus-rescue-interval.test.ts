@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { sleep } from "./fixtures/crash-job.js";
+import { RESCUE_INTERVAL_MS, crashHarness } from "./fixtures/harness.js";
+import { eventually } from "./fixtures/processes.js";
+import type { Target } from "./fixtures/target.js";
+
+/**
+ * How soon a SIGKILLed worker's jobs run again. The dead worker stops heartbeating, so its lease
+ * ends at most one lease after the kill (heartbeats renew it to now + lease); the next rescue pass
+ * of any live engine, at most one rescue interval later, puts the jobs back to pending with the
+ * attempt counted, and wakes that engine's worker, which claims them at once. So an interrupted
+ * job runs again within lease + rescue interval of the kill, plus a claim.
+ *
+ * With the defaults (lease 20 s, rescueInterval 5 s) that is within 30 s. This test uses a 2 s
+ * lease and a 500 ms rescue interval to stay fast, and allows 3 s of slack for a loaded machine:
+ * the bound checks that recovery is driven by the lease and the rescue pass, not by luck.
+ */
+
+const LEASE_MS = 2_000;
+const SLACK_MS = 3_000;
+
+describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker killed mid-job on %s", (kind) => {
+  const setup = crashHarness();
+
+  it("has its jobs, running and claimed-but-not-started, running again within lease + rescue interval", async () => {
+    const s = await setup(kind, { lease: `${LEASE_MS}ms` });
+    // The victim (concurrency 4) claims all six in one batch: four start and stall until the kill,
+    // two wait in its prefetch buffer. Re-runs do 100 ms of ordinary work.
+    const jobs = await s.work.enqueueMany(Array.from({ length: 6 }, (_, n) => ({ payload: { n, workMs: 100, stall: { kind: "until-aborted" as const, ms: 60_000 } } })));
+    const victim = s.spawnWorker();
+    await eventually(() => victim.named("handler.holding").length === 4, "the victim to be running four jobs", 20_000);
+    const rescuer = s.spawnWorker();
+    await rescuer.ready;
+
+    const claimed = (await s.db.jobs()).filter((j) => j.status === "running" && j.workerId === victim.workerId);
+    expect(claimed.map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+
+    const killedAt = Date.now();
+    await victim.kill();
+    // Let any statement the victim sent just before dying land, then read the leases it left.
+    await sleep(150);
+    const leases = new Map((await s.db.jobs()).map((j) => [j.id, j.leaseUntil]));
+
+    const final = await eventually(
+      async () => {
+        const rows = await s.db.jobs();
+        return rows.every((j) => j.status === "succeeded") && rows;
+      },
+      "every job to run again and succeed",
+      LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS + 10_000,
+      50,
+    );
+    expect(final.map((j) => j.attempts)).toEqual(jobs.map(() => 2));
+
+    const reruns = (await s.db.executions()).filter((e) => e.attempt === 2);
+    expect(reruns.map((e) => e.jobId).sort()).toEqual(jobs.map((j) => j.id).sort());
+    for (const run of reruns) {
+      expect(run.pid).toBe(rescuer.pid);
+      // Not before the dead worker's lease lapsed...
+      expect(run.startedAt).toBeGreaterThanOrEqual(leases.get(run.jobId)!);
+      // ...and not much after: lease + one rescue pass, with slack.
+      expect(run.startedAt - killedAt, `job ${run.jobId} ran again ${run.startedAt - killedAt} ms after the kill`).toBeLessThanOrEqual(LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS);
+    }
+    expect(rescuer.named("job.lease_expired").map((l) => l.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+  }, 60_000);
+});

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { allStoreCases } from "../support/stores.js";
+import { realEngines } from "../support/real-time.js";
+
+describe.each(allStoreCases())("an idle worker and a lapsed lease ($name)", (storeCase) => {
+  const engine = realEngines({ afterStop: () => storeCase.cleanup() });
+
+  // A dead worker's lapsed lease is for the engine's rescue pass; a worker that woke for it would
+  // find nothing to claim, see the same lapsed lease as its next wake-up, and claim again at once.
+  it("waits for its poll interval instead of claiming again and again until the rescue pass", async () => {
+    const { tw } = await engine({ store: storeCase.make(), rescueInterval: "1h", pollInterval: "1h" });
+    tw.queue("work", { handler: () => {} });
+    await tw.queue("other").enqueue({});
+    await tw.enqueue("work", { n: 1 });
+    const now = Date.now();
+    await tw.store.queue.claimDue({ queue: "work", limit: 1, now, leaseUntil: now + 50, workerId: "dead/work" });
+
+    let claims = 0;
+    const claimDue = tw.store.queue.claimDue.bind(tw.store.queue);
+    tw.store.queue.claimDue = (params) => {
+      claims++;
+      return claimDue(params);
+    };
+    await tw.start();
+    // A window of real time in which a spinning worker would claim hundreds of times.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(claims).toBeLessThanOrEqual(2);
+    expect((await tw.jobs.list({ queue: "work" }))[0]).toMatchObject({ status: "running" });
+  });
+});
