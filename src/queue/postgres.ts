@@ -161,7 +161,17 @@ export class PostgresQueueStore implements QueueStore {
 
   async rescueExpired({ queues, now, limit }: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]> {
     if (queues.length === 0) return [];
-    return this.db.query<RescuedJob>(RESCUE_EXPIRED, [now, queues, limit, LEASE_EXPIRED_ERROR]);
+    const rescued = await this.db.query<RescuedJob>(RESCUE_EXPIRED, [now, queues, limit, LEASE_EXPIRED_ERROR]);
+    await this.notify(rescued.filter((j) => j.status === "pending").map((j) => j.queue));
+    return rescued;
+  }
+
+  /**
+   * Wakes idle workers in every process for jobs that became pending outside an enqueue (rescue,
+   * manual retry). Rare paths, so one extra statement is fine.
+   */
+  private async notify(queues: string[]): Promise<void> {
+    for (const queue of new Set(queues)) await this.db.query(`SELECT pg_notify('${JOBS_CHANNEL}', $1)`, [queue]);
   }
 
   async nextWakeAt({ queues, leases = true }: { queues: string[]; leases?: boolean }): Promise<number | null> {
@@ -208,6 +218,7 @@ export class PostgresQueueStore implements QueueStore {
        WHERE j.id = $1 AND j.status IN ('failed', 'cancelled') AND ${KEY_FREE} RETURNING j.*`,
       [id, now],
     );
+    if (row) await this.notify([row.queue]);
     return row ? toJob(row, false) : null;
   }
 
@@ -217,6 +228,7 @@ export class PostgresQueueStore implements QueueStore {
        WHERE j.queue = $1 AND j.status = 'failed' AND ${KEY_FREE} RETURNING j.id`,
       [queue, now],
     );
+    if (rows.length) await this.notify([queue]);
     return rows.length;
   }
 
