@@ -239,7 +239,11 @@ export class Tickwork {
     const rescued = await this.store.queue.rescueExpired({ queues, now: this.clock.now(), limit: RESCUE_BATCH });
     for (const job of rescued) {
       this.logger.warn("job.lease_expired", { queue: job.queue, id: job.id, attempt: job.attempts, attempts: job.attempts, maxAttempts: job.maxAttempts, status: job.status });
-      if (job.status === "failed") this.logger.error("job.failed", { queue: job.queue, id: job.id, attempt: job.attempts, attempts: job.attempts, maxAttempts: job.maxAttempts, error: "lease expired on the last attempt" });
+      if (job.status !== "failed") continue;
+      this.logger.error("job.failed", { queue: job.queue, id: job.id, attempt: job.attempts, attempts: job.attempts, maxAttempts: job.maxAttempts, error: "lease expired on the last attempt" });
+      const worker = this.workers.get(job.queue);
+      const failed = worker?.config.onFailed ? await this.store.queue.get({ id: job.id }) : null;
+      if (worker && failed) await worker.failed(failed, failed.lastError ?? "lease expired");
     }
     for (const queue of new Set(rescued.filter((j) => j.status === "pending").map((j) => j.queue))) this.wake(queue);
   }

@@ -3,7 +3,7 @@ import { exponential, type BackoffPolicy } from "../core/backoff.js";
 import { toMs, type Duration } from "../core/duration.js";
 import { InvalidInputError, InvalidPayloadError, describe } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
-import type { JobHandler } from "./job.js";
+import type { Job, JobHandler } from "./job.js";
 import type { NewJobRow, SqlClient } from "./store.js";
 import { serialisePayload } from "../core/json.js";
 
@@ -34,16 +34,28 @@ const queueOptionsSchema = z
       .default({ maxAttempts: 5 }),
     /** At most `max` job starts per `per`, in each process. */
     rateLimit: z.object({ max: z.number().int().min(1), per: durationMs }).strict().optional(),
+    /**
+     * Called once a job is recorded `failed` (last attempt, PermanentJobError, or a lapsed lease on
+     * the last attempt found by this engine's rescue). Best effort: a crash between the write and the
+     * call skips it, so work that must happen should read failed jobs (`tw.jobs.list`) instead.
+     */
+    onFailed: fn<FailedHook>("a function (job, error) => void").optional(),
     /** Jobs claimed per round trip; default twice the concurrency (the extra half is prefetch). */
     batchSize: z.number().int().min(1).max(10_000).optional(),
   })
   .strict();
 
-export type QueueOptions<P = unknown> = Omit<z.input<typeof queueOptionsSchema>, "handler"> & { handler?: JobHandler<P> };
+export type FailedHook<P = unknown> = (job: Job<P>, error: string) => unknown;
+
+export type QueueOptions<P = unknown> = Omit<z.input<typeof queueOptionsSchema>, "handler" | "onFailed"> & {
+  handler?: JobHandler<P>;
+  onFailed?: FailedHook<P>;
+};
 
 export interface QueueConfig {
   name: string;
   handler: JobHandler | undefined;
+  onFailed: FailedHook | undefined;
   concurrency: number;
   leaseMs: number;
   timeoutMs: number | undefined;
@@ -64,6 +76,7 @@ export function parseQueueOptions(name: string, options: unknown): QueueConfig {
   return {
     name,
     handler: o.handler,
+    onFailed: o.onFailed,
     concurrency: o.concurrency,
     leaseMs: o.lease,
     timeoutMs: o.timeout,

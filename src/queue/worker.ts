@@ -300,6 +300,17 @@ export class QueueWorker {
       logger.warn("job.retry_scheduled", { ...base, maxAttempts: job.maxAttempts, retryAt: outcome.retryAt, delayMs: Math.max(0, outcome.retryAt - clock.now()), error: outcome.error });
     } else if (outcome.kind === "failed") {
       logger.error("job.failed", { ...base, attempts: job.attempts, maxAttempts: job.maxAttempts, error: outcome.error });
+      await this.failed({ ...job, status: "failed", lastError: outcome.error, finishedAt: clock.now() }, outcome.error);
+    }
+  }
+
+  /** Runs the queue's `onFailed` hook; its own failure is logged, never thrown. */
+  async failed(job: Job, error: string): Promise<void> {
+    if (!this.config.onFailed) return;
+    try {
+      await this.config.onFailed(job, error);
+    } catch (hookError) {
+      this.deps.logger.error("job.on_failed_error", { queue: job.queue, id: job.id, error: errorText(hookError) });
     }
   }
 
