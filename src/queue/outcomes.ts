@@ -6,7 +6,9 @@ type Waiter = { outcome: Outcome; resolve: (accepted: boolean) => void; reject: 
  * Batches job outcomes (the acks): outcomes that arrive while one batch is being written, or within
  * the same turn of the event loop, are written together in one statement.
  *
- * The crash trade-off: an outcome waits here at most one write (about a millisecond). If the process
+ * The crash trade-off: an outcome waits here at most one write (about a millisecond), and a worker
+ * claims nothing more while a batch's worth of outcomes is unrecorded, so at most `batchSize` jobs
+ * of a queue can be done-but-unrecorded at any moment. If the process
  * dies in that window, the job's lease lapses and it runs again, so every job is run at least once,
  * and a handler must be idempotent for the rare double run (as with every at-least-once queue).
  */
@@ -18,6 +20,8 @@ export class OutcomeBatcher {
   constructor(
     private readonly store: QueueStore,
     private readonly now: () => number,
+    /** Called after each write, so a worker held back by unrecorded outcomes can claim again. */
+    private readonly onWritten: () => void = () => {},
     private readonly maxBatch = 1000,
   ) {}
 
@@ -39,6 +43,11 @@ export class OutcomeBatcher {
       if (this.writing) await this.writing;
       else await this.write();
     }
+  }
+
+  /** Writes what is waiting now instead of at the end of this turn of the event loop. */
+  flushNow(): void {
+    if (!this.writing && this.waiting.length) void this.write().catch(() => {});
   }
 
   private schedule(): void {
@@ -65,6 +74,7 @@ export class OutcomeBatcher {
       } finally {
         this.writing = null;
         if (this.waiting.length) this.schedule();
+        this.onWritten();
       }
     })();
     return this.writing;

@@ -39,8 +39,12 @@ export const CLAIM_DUE = `
   RETURNING j.*`;
 
 // Every outcome of a batch in one statement; the WHERE clause is the fence: an outcome applies only
-// while the job still runs the attempt it reports on.
-const SETTLE_MANY = `
+// while the job still runs the attempt it reports on. The fence compares status with a value from the
+// input rows rather than the literal 'running' on purpose: with the literal, a generic plan built on
+// idle-time statistics (about one running row) may drive the join from the running-only partial
+// indexes and compare every running row with every outcome, quadratic in a backlog. This way the
+// primary key is the only index the planner can use.
+export const SETTLE_MANY = `
   UPDATE tickwork_jobs j SET
     status      = o.status,
     attempts    = j.attempts - o.refund,
@@ -50,9 +54,9 @@ const SETTLE_MANY = `
     finished_at = CASE WHEN o.status = 'pending' THEN NULL ELSE $7::bigint END,
     worker_id   = NULL,
     lease_until = NULL
-  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::int[])
-       AS o(id, attempt, status, run_at, error, refund)
-  WHERE j.id = o.id AND j.status = 'running' AND j.attempts = o.attempt
+  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::int[], $8::text[])
+       AS o(id, attempt, status, run_at, error, refund, held)
+  WHERE j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
   RETURNING j.id::text AS id`;
 
 export const RESCUE_EXPIRED = `
@@ -146,7 +150,8 @@ export class PostgresQueueStore implements QueueStore {
       errors.push(o.kind === "failed" ? o.error : null);
       refunds.push(o.kind === "released" ? 1 : 0);
     }
-    const applied = await this.db.query<{ id: string }>(SETTLE_MANY, [ids, attempts, statuses, runAts, errors, refunds, now]);
+    const held = ids.map(() => "running");
+    const applied = await this.db.query<{ id: string }>(SETTLE_MANY, [ids, attempts, statuses, runAts, errors, refunds, now, held]);
     const done = new Set(applied.map((r) => r.id));
     return { refused: ids.filter((id) => !done.has(id)) };
   }

@@ -56,13 +56,14 @@ export class QueueWorker {
   private heartbeatTimer: TimerHandle | undefined;
   private rate = { windowStart: 0, used: 0 };
   private whenEmpty: (() => void)[] = [];
+  private lastYield = Date.now();
 
   constructor(
     readonly config: QueueConfig,
     private readonly deps: WorkerDeps,
   ) {
     this.workerId = `${deps.instanceId}/${config.name}`;
-    this.outcomes = new OutcomeBatcher(deps.store, () => deps.clock.now());
+    this.outcomes = new OutcomeBatcher(deps.store, () => deps.clock.now(), () => this.pump());
   }
 
   get stats() {
@@ -114,14 +115,19 @@ export class QueueWorker {
     if (!this.active || this.stopping) return;
     while (this.running.size < this.config.concurrency && this.buffer.length) this.launch(this.buffer.shift()!);
     if (this.claiming || this.exhausted) return;
-    const room = this.allowance(this.config.batchSize - this.running.size - this.buffer.length);
+    // Outcomes not yet recorded count against the batch: claiming stops until they are written, which
+    // bounds what a crash can make run twice and keeps fast handlers from starving the writes.
+    const unrecorded = this.outcomes.size;
+    const room = this.allowance(this.config.batchSize - this.running.size - this.buffer.length - unrecorded);
     if (room >= Math.max(1, Math.floor(this.config.batchSize / 4))) void this.claimBatch(room);
+    else if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
   }
 
   private async claimBatch(limit: number): Promise<void> {
     this.claiming = true;
     this.wokenDuringClaim = false;
     try {
+      await this.yieldIfBusy();
       const jobs = await this.claim(limit);
       if (this.stopping) {
         for (const entry of jobs) this.release(entry);
@@ -138,6 +144,18 @@ export class QueueWorker {
     }
     this.pump();
     if (this.exhausted) void this.armIdle();
+  }
+
+  /**
+   * With a synchronous store (SQLite) and fast handlers, claim, run and record can chain through
+   * microtasks for a whole backlog without ever returning to the event loop, starving timers
+   * (heartbeats, rescues) and I/O. Every 20 ms of such work, step out for one macrotask.
+   */
+  private async yieldIfBusy(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastYield < 20) return;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    this.lastYield = Date.now();
   }
 
   /** Sleeps until the next due job, a lease to rescue, or the poll interval, whichever is first. */

@@ -1,0 +1,134 @@
+/**
+ * The databases the queue benchmark runs on: a fresh SQLite file (WAL) or a fresh PostgreSQL schema
+ * per measurement, each with a side connection for what the engine has no API for (bulk-inserting
+ * finished history, counting live jobs, dropping the schema).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import pg from "pg";
+import type { Store } from "../src/store/store.js";
+import { sqlite } from "../src/store/sqlite.js";
+import { postgres } from "../src/store/postgres.js";
+
+export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** One empty, migrated database. */
+export interface Fixture {
+  /** A new store on this database; each engine gets its own, as a separate process would. */
+  open(): Store;
+  /** Adds `count` succeeded jobs of `queue` (finished in the last few minutes, so retention keeps them), then ANALYZE. */
+  addFinished(queue: string, count: number): Promise<void>;
+  /** Jobs still pending or running. */
+  live(): Promise<number>;
+  countByStatus(status: string): Promise<number>;
+  /** Closes the side connection and removes the file or schema. */
+  drop(): Promise<void>;
+}
+
+export interface Backend {
+  name: "SQLite" | "PostgreSQL";
+  fresh(): Promise<Fixture>;
+  /** Version and the settings that move the figures (durability above all). */
+  describe(): Promise<{ version: string; settings: Record<string, string> }>;
+}
+
+// Both dialects count live jobs through the two partial indexes (status = 'pending' / 'running'),
+// so polling for "all settled" stays cheap next to 100,000 finished rows.
+const LIVE_COUNT = `SELECT (SELECT count(*) FROM tickwork_jobs WHERE status = 'pending')
+                         + (SELECT count(*) FROM tickwork_jobs WHERE status = 'running') AS n`;
+
+export const sqliteBackend: Backend = {
+  name: "SQLite",
+  async fresh() {
+    const dir = mkdtempSync(join(tmpdir(), "tickwork-bench-"));
+    const path = join(dir, "bench.db");
+    const setup = sqlite(path);
+    await setup.migrate();
+    await setup.close();
+    // Opened after the schema exists; the engine's own connection is opened later by `open()`, so it
+    // reads the statistics ANALYZE writes here when it prepares its statements.
+    const side = new Database(path);
+    side.pragma("busy_timeout = 5000");
+    return {
+      open: () => sqlite(path),
+      async addFinished(queue, count) {
+        const at = Date.now();
+        side
+          .prepare(
+            `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
+             INSERT INTO tickwork_jobs (queue, payload, status, priority, run_at, attempts, max_attempts, created_at, started_at, finished_at)
+             SELECT ?, '{"n":' || n || '}', 'succeeded', 0, ? - n, 1, 5, ? - n, ? - n, ? - n FROM g`,
+          )
+          .run(count, queue, at, at, at, at);
+        side.exec("ANALYZE");
+      },
+      live: async () => (side.prepare(LIVE_COUNT).get() as { n: number }).n,
+      countByStatus: async (status) => (side.prepare(`SELECT count(*) AS n FROM tickwork_jobs WHERE status = ?`).get(status) as { n: number }).n,
+      async drop() {
+        side.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+  async describe() {
+    const db = new Database(":memory:");
+    try {
+      const { v } = db.prepare("SELECT sqlite_version() AS v").get() as { v: string };
+      return { version: v, settings: { journal_mode: "wal", synchronous: "normal (the store's default)" } };
+    } finally {
+      db.close();
+    }
+  },
+};
+
+export const postgresBackend: Backend = {
+  name: "PostgreSQL",
+  async fresh() {
+    const schema = `tw_bench_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+    const setup = postgres({ url: DATABASE_URL, schema });
+    try {
+      await setup.migrate();
+    } finally {
+      await setup.close();
+    }
+    const side = new pg.Client({ connectionString: DATABASE_URL, options: `-c search_path="${schema}"` });
+    await side.connect();
+    const count = async (sql: string, params: unknown[] = []) => Number((await side.query<{ n: string }>(sql, params)).rows[0]!.n);
+    return {
+      open: () => postgres({ url: DATABASE_URL, schema }),
+      async addFinished(queue, n) {
+        const at = Date.now();
+        await side.query(
+          `INSERT INTO tickwork_jobs (queue, payload, status, priority, run_at, attempts, max_attempts, created_at, started_at, finished_at)
+           SELECT $1, json_build_object('n', g), 'succeeded', 0, $2::bigint - g, 1, 5, $2::bigint - g, $2::bigint - g, $2::bigint - g
+           FROM generate_series(1, $3::int) AS g`,
+          [queue, at, n],
+        );
+        await side.query("ANALYZE tickwork_jobs");
+      },
+      live: () => count(LIVE_COUNT),
+      countByStatus: (status) => count(`SELECT count(*) AS n FROM tickwork_jobs WHERE status = $1`, [status]),
+      async drop() {
+        try {
+          await side.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        } finally {
+          await side.end();
+        }
+      },
+    };
+  },
+  async describe() {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      const show = async (name: string) => (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0]![name]!;
+      const settings: Record<string, string> = {};
+      for (const name of ["synchronous_commit", "fsync", "shared_buffers"]) settings[name] = await show(name);
+      return { version: await show("server_version"), settings };
+    } finally {
+      await client.end();
+    }
+  },
+};

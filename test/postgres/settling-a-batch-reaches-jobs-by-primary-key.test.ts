@@ -1,0 +1,56 @@
+import pg from "pg";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { SETTLE_MANY } from "../../src/queue/postgres.js";
+import { postgres } from "../../src/store/postgres.js";
+import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
+
+/**
+ * Regression: statistics gathered while the queue is idle say about one job is running. A generic
+ * plan of the batched settle built on them once drove the join from the running-only partial
+ * indexes, comparing every running row with every outcome (seconds per batch under a backlog).
+ * The statement must reach its rows by primary key whatever the statistics say.
+ */
+const schema = uniqueSchema();
+let client: pg.Client;
+
+beforeAll(async () => {
+  const store = postgres({ url: DATABASE_URL, schema });
+  await store.migrate();
+  await store.close();
+  client = new pg.Client({ connectionString: DATABASE_URL, options: `-c search_path="${schema}"` });
+  await client.connect();
+  await client.query(
+    `INSERT INTO tickwork_jobs (queue, payload, status, run_at, attempts, max_attempts, created_at, finished_at)
+     SELECT 'bench', '{}', 'succeeded', 1, 1, 5, 1, 2 FROM generate_series(1, 100000)`,
+  );
+  await client.query(
+    `INSERT INTO tickwork_jobs (queue, payload, status, run_at, attempts, max_attempts, created_at)
+     SELECT 'bench', '{}', 'pending', 1, 0, 5, 1 FROM generate_series(1, 12000)`,
+  );
+  // Statistics taken while idle: no job running.
+  await client.query(`ANALYZE tickwork_jobs`);
+  await client.query(`UPDATE tickwork_jobs SET status = 'running', attempts = 1, worker_id = 'w', lease_until = 99999999999999 WHERE status = 'pending'`);
+});
+
+afterAll(async () => {
+  await client?.end();
+  await dropSchema(schema);
+});
+
+it.each(["force_custom_plan", "force_generic_plan"])("with stale statistics, the %s reads jobs through the primary key only", async (mode) => {
+  const ids = (await client.query<{ id: string }>(`SELECT id::text AS id FROM tickwork_jobs WHERE status = 'running' ORDER BY id LIMIT 1000`)).rows.map((r) => r.id);
+  const array = (values: (string | number)[]) => `'{${values.join(",")}}'`;
+  await client.query(`SET plan_cache_mode = ${mode}`);
+  await client.query(`PREPARE settle AS ${SETTLE_MANY}`);
+  try {
+    const { rows } = await client.query<{ "QUERY PLAN": string }>(
+      `EXPLAIN EXECUTE settle(${array(ids)}, ${array(ids.map(() => 1))}, ${array(ids.map(() => "succeeded"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => 0))}, 5, ${array(ids.map(() => "running"))})`,
+    );
+    const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+    expect(plan, plan).toContain("tickwork_jobs_pkey");
+    expect(plan, plan).not.toMatch(/tickwork_jobs_(worker|lease)|Seq Scan on tickwork_jobs/);
+  } finally {
+    await client.query(`DEALLOCATE settle`);
+    await client.query(`RESET plan_cache_mode`);
+  }
+});
