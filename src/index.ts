@@ -23,3 +23,8 @@ export type { Job, JobStatus, JobContext, JobHandler, EnqueuedJob } from "./queu
 export type { QueueOptions, EnqueueOptions, EnqueueItem } from "./queue/options.js";
 export type { QueueStore, QueueCounts, SqlClient } from "./queue/store.js";
 export type { Store } from "./store/store.js";
+export { TaskAbortedError } from "./schedule/scheduler.js";
+export type { TaskOptions, TaskContext, TaskRun, TaskStatus, RunRecord, RunResult, Outcome as TaskOutcome } from "./schedule/task.js";
+export type { ScheduleStore } from "./schedule/store.js";
+export { Cache, type CacheEntry } from "./cache/cache.js";
+export type { CacheStore } from "./cache/store.js";

@@ -5,6 +5,9 @@ import type { EnqueuedJob } from "../queue/job.js";
 import { parseQueueOptions, type EnqueueOptions, type QueueOptions } from "../queue/options.js";
 import { Queue } from "../queue/queue.js";
 import { JobAbortedError, QueueWorker } from "../queue/worker.js";
+import { Scheduler } from "../schedule/scheduler.js";
+import { Cache } from "../cache/cache.js";
+import type { RunResult, TaskOptions, TaskStatus } from "../schedule/task.js";
 import { systemClock, type Clock, type TimerHandle } from "./clock.js";
 import { InvalidInputError, UnknownQueueError, describe, errorText } from "./errors.js";
 import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "./logger.js";
@@ -50,6 +53,8 @@ export interface TickResult {
 }
 
 const PRUNE_EVERY_MS = 60_000;
+/** The continuous scheduler re-reads task state at least this often (pauses and runs made elsewhere). */
+const SCHEDULE_MAX_IDLE_MS = 60_000;
 const PRUNE_BATCH = 1_000;
 const RESCUE_BATCH = 1_000;
 
@@ -69,6 +74,8 @@ export class Tickwork {
   readonly logger: Logger;
   readonly instanceId: string;
   readonly jobs: Jobs;
+  /** Values fetched on a schedule, read with the staleness a reader accepts: `put(key, value)`, `get(key, { maxAge })`. */
+  readonly cache: Cache;
   private readonly queues = new Map<string, Queue<unknown>>();
   private readonly workers = new Map<string, QueueWorker>();
   private started = false;
@@ -78,6 +85,18 @@ export class Tickwork {
   private unsubscribe: (() => Promise<void>) | undefined;
   private removeSignalHandler: (() => void) | undefined;
   private readonly defaultedLogger: boolean;
+  private readonly schedule: Scheduler;
+  /**
+   * Periodic tasks' operations: `status()`, `runNow(task | "all")`, `pauseUntil(time, task?)`,
+   * `resume(task?)`, `backfill(task, from, to)`.
+   */
+  readonly scheduler: {
+    status(): Promise<{ pausedUntil: number | null; tasks: TaskStatus[] }>;
+    runNow(task: string): Promise<RunResult[]>;
+    pauseUntil(until: Date | number, task?: string): Promise<void>;
+    resume(task?: string): Promise<void>;
+    backfill(task: string, from: Date | number, to: Date | number): Promise<RunResult[]>;
+  };
 
   /** @internal use `createTickwork`. */
   constructor(private readonly o: z.output<typeof engineOptionsSchema>) {
@@ -94,6 +113,16 @@ export class Tickwork {
       wake: (queue) => this.wake(queue),
       abortLocal: (id) => [...this.workers.values()].some((w) => w.abort(id, new JobAbortedError("cancelled", `job ${id} was cancelled`))),
     });
+    this.cache = new Cache(this.store.cache, () => this.clock.now());
+    this.schedule = new Scheduler({ store: this.store.schedule, clock: this.clock, logger: this.logger, instanceId: this.instanceId, maxIdleMs: SCHEDULE_MAX_IDLE_MS });
+    const schedule = this.schedule;
+    this.scheduler = {
+      status: () => schedule.status(),
+      runNow: (task) => schedule.runNow(task),
+      pauseUntil: (until, task) => schedule.pauseUntil(until, task),
+      resume: (task) => schedule.resume(task),
+      backfill: (task, from, to) => schedule.backfill(task, from, to),
+    };
   }
 
   /** @internal the start-up event: which store, and which sink every later event goes to. */
@@ -125,6 +154,14 @@ export class Tickwork {
     return queue;
   }
 
+  /**
+   * Defines a periodic task: `every` ("5m") or `cron` ("*\/15 * * * *", with `timezone`). Exactly
+   * one process runs each slot, however many share the store.
+   */
+  task<R = unknown>(name: string, options: TaskOptions<R>): void {
+    this.schedule.define(name, options);
+  }
+
   /** Enqueues on a declared queue by name (for code that holds no `Queue` handle: CLIs, admin APIs). */
   async enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
     const q = this.queues.get(queue);
@@ -143,6 +180,8 @@ export class Tickwork {
     if (!Number.isInteger(maxJobs) || maxJobs < 1) throw new InvalidInputError(`tick: maxJobs must be an integer >= 1, got ${describe(maxJobs)}`);
     await this.rescue();
     await this.pruneIfDue();
+    // Tasks first: a task may enqueue jobs (seed 004's scheduler), which this same tick then runs.
+    const taskWake = await this.schedule.tick({ wait: true });
     let ran = 0;
     let more = false;
     // A rate-limited queue's due jobs wait for its window, not for the store's due times.
@@ -160,6 +199,7 @@ export class Tickwork {
     if (more) return { nextWakeAt: this.clock.now(), ran };
     const free = [...this.workers.keys()].filter((name) => !limitedUntil.has(name));
     const times = [...limitedUntil.values()];
+    if (taskWake !== null) times.push(taskWake);
     const due = await this.store.queue.nextWakeAt({ queues: free });
     if (due !== null) times.push(due);
     return { nextWakeAt: times.length ? Math.min(...times) : null, ran };
@@ -176,8 +216,10 @@ export class Tickwork {
     if (this.o.handleSignals) this.removeSignalHandler = onShutdownSignal(() => this.stop());
     await this.maintain();
     for (const worker of this.workers.values()) worker.start();
+    this.schedule.start();
     this.logger.info("engine.workers_started", {
       queues: [...this.workers.values()].map((w) => ({ queue: w.config.name, concurrency: w.config.concurrency })),
+      tasks: this.schedule.names,
       wakeUps: this.store.subscribe ? "store notifications" : `poll every ${this.o.pollInterval} ms (and enqueues in this process)`,
     });
   }
@@ -191,7 +233,7 @@ export class Tickwork {
     this.stopped = true;
     if (this.maintenanceTimer) this.clock.clearTimeout(this.maintenanceTimer);
     this.removeSignalHandler?.();
-    await Promise.all([...this.workers.values()].map((w) => w.stop(this.o.shutdownGrace)));
+    await Promise.all([this.schedule.stop(this.o.shutdownGrace), ...[...this.workers.values()].map((w) => w.stop(this.o.shutdownGrace))]);
     await this.unsubscribe?.();
     await this.store.close();
     this.logger.info("engine.stopped", { instanceId: this.instanceId });

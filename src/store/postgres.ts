@@ -1,6 +1,8 @@
 import pg from "pg";
 import { StoreUnavailableError } from "../core/errors.js";
 import { JOBS_CHANNEL, PostgresQueueStore } from "../queue/postgres.js";
+import { SqlScheduleStore } from "../schedule/sql.js";
+import { SqlCacheStore } from "../cache/sql.js";
 import { migratePostgres, quoteIdent } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { postgresMigrations } from "./migrations/postgres.js";
@@ -40,6 +42,8 @@ export function postgres(config: string | PostgresOptions): Store {
   return {
     name: `postgres(${describeTarget(options)})`,
     queue: new PostgresQueueStore(executor),
+    schedule: new SqlScheduleStore(executor),
+    cache: new SqlCacheStore(executor),
     migrate: () => migratePostgres((fn) => transaction(pool, fn), options.schema, postgresMigrations),
     async schemaVersion() {
       // Unqualified: the connection's search_path says where tickwork's tables are.

@@ -1,5 +1,8 @@
 import Database from "better-sqlite3";
 import { SqliteQueueStore } from "../queue/sqlite.js";
+import { SqlScheduleStore } from "../schedule/sql.js";
+import { SqlCacheStore } from "../cache/sql.js";
+import { sqliteSqlDb } from "./sql-db.js";
 import { migrateSqlite, sqliteSchemaVersion } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { sqliteMigrations } from "./migrations/sqlite.js";
@@ -22,9 +25,12 @@ export function sqlite(path: string, options: SqliteOptions = {}): Store {
   db.pragma("synchronous = NORMAL");
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   const executor = betterSqliteExecutor(db);
+  const sql = sqliteSqlDb(executor);
   return {
     name: `sqlite(${path})`,
     queue: new SqliteQueueStore(executor),
+    schedule: new SqlScheduleStore(sql),
+    cache: new SqlCacheStore(sql),
     migrate: async () => migrateSqlite(executor, sqliteMigrations),
     schemaVersion: async () => ({ current: sqliteSchemaVersion(executor), latest: latestVersion(sqliteMigrations) }),
     close: async () => {

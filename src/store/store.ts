@@ -1,4 +1,6 @@
 import type { QueueStore } from "../queue/store.js";
+import type { ScheduleStore } from "../schedule/store.js";
+import type { CacheStore } from "../cache/store.js";
 
 /**
  * A store: one database, with each module's operations on it. The stores are `sqlite(...)` and
@@ -8,6 +10,8 @@ export interface Store {
   /** Names the store in the `engine.started` event and in `status()`, e.g. `sqlite(./tickwork.db)`. */
   readonly name: string;
   readonly queue: QueueStore;
+  readonly schedule: ScheduleStore;
+  readonly cache: CacheStore;
   /** Brings the schema to the latest version; safe when many processes start at once. */
   migrate(): Promise<void>;
   /** The schema version in the database, and the latest this code knows. */

@@ -17,7 +17,8 @@ it("a caller's pool whose search_path names a schema gets tickwork's tables in t
     const tw = await createTickwork({ store: postgres({ pool }), logger: () => {}, handleSignals: false });
     const job = await tw.queue("q").enqueue({ n: 1 });
     expect(await tw.jobs.get(job.id)).toMatchObject({ id: job.id, status: "pending" });
-    expect(await tw.store.schemaVersion()).toEqual({ current: 1, latest: 1 });
+    const version = await tw.store.schemaVersion();
+    expect(version.current).toBe(version.latest);
     await tw.stop();
     const rows = await withPg((c) => c.query(`SELECT id::text AS id FROM "${schema}".tickwork_jobs`));
     expect(rows.rows).toEqual([{ id: job.id }]);

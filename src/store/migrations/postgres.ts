@@ -31,4 +31,61 @@ export const postgresMigrations: readonly Migration[] = [
       CREATE INDEX tickwork_jobs_finished ON tickwork_jobs (status, finished_at) WHERE status IN ('succeeded', 'failed', 'cancelled');
     `,
   },
+  {
+    version: 2,
+    name: "tasks and cache",
+    sql: `
+      -- One row per periodic task: the slot last claimed (each slot is claimed once, by a conditional
+      -- update, so any number of processes may tick), the run lease, and what status() reports.
+      CREATE TABLE tickwork_tasks (
+        name                 text    PRIMARY KEY,
+        last_slot            bigint  NOT NULL,
+        missed               integer NOT NULL DEFAULT 0,
+        running_slot         bigint,
+        running_by           text,
+        running_until        bigint,
+        next_run_after       bigint,
+        paused_until         bigint,
+        breaker_open         integer NOT NULL DEFAULT 0,
+        consecutive_failures integer NOT NULL DEFAULT 0,
+        last_run_at          bigint,
+        last_scheduled_at    bigint,
+        last_duration_ms     bigint,
+        last_outcome         text,
+        last_result          text,
+        last_error           text,
+        runs                 bigint  NOT NULL DEFAULT 0,
+        failures             bigint  NOT NULL DEFAULT 0,
+        overlaps_skipped     bigint  NOT NULL DEFAULT 0,
+        created_at           bigint  NOT NULL
+      );
+      -- The last runs of each task (bounded by the task's history option).
+      CREATE TABLE tickwork_task_runs (
+        id           bigserial PRIMARY KEY,
+        task         text   NOT NULL,
+        scheduled_at bigint NOT NULL,
+        started_at   bigint NOT NULL,
+        finished_at  bigint NOT NULL,
+        duration_ms  bigint NOT NULL,
+        outcome      text   NOT NULL,
+        manual       integer NOT NULL,
+        result       text,
+        error        text,
+        runner       text   NOT NULL
+      );
+      CREATE INDEX tickwork_task_runs_task ON tickwork_task_runs (task, id);
+      -- Scheduler-wide state: the ops kill switch (pauseUntil).
+      CREATE TABLE tickwork_scheduler (
+        id           integer PRIMARY KEY CHECK (id = 1),
+        paused_until bigint
+      );
+      INSERT INTO tickwork_scheduler (id, paused_until) VALUES (1, NULL);
+      -- Key-value cache: a value and when it was fetched (seed 003's tenero:price:{tokenId}).
+      CREATE TABLE tickwork_cache (
+        key        text  PRIMARY KEY,
+        value      text  NOT NULL,
+        fetched_at bigint NOT NULL
+      );
+    `,
+  },
 ];

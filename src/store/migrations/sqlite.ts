@@ -36,4 +36,61 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX tickwork_jobs_finished ON tickwork_jobs (status, finished_at) WHERE status IN ('succeeded', 'failed', 'cancelled');
     `,
   },
+  {
+    version: 2,
+    name: "tasks and cache",
+    sql: `
+      -- One row per periodic task: the slot last claimed (each slot is claimed once, by a conditional
+      -- update, so any number of processes may tick), the run lease, and what status() reports.
+      CREATE TABLE tickwork_tasks (
+        name                 TEXT    PRIMARY KEY,
+        last_slot            INTEGER  NOT NULL,
+        missed               INTEGER NOT NULL DEFAULT 0,
+        running_slot         INTEGER,
+        running_by           TEXT,
+        running_until        INTEGER,
+        next_run_after       INTEGER,
+        paused_until         INTEGER,
+        breaker_open         INTEGER NOT NULL DEFAULT 0,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0,
+        last_run_at          INTEGER,
+        last_scheduled_at    INTEGER,
+        last_duration_ms     INTEGER,
+        last_outcome         TEXT,
+        last_result          TEXT,
+        last_error           TEXT,
+        runs                 INTEGER  NOT NULL DEFAULT 0,
+        failures             INTEGER  NOT NULL DEFAULT 0,
+        overlaps_skipped     INTEGER  NOT NULL DEFAULT 0,
+        created_at           INTEGER  NOT NULL
+      );
+      -- The last runs of each task (bounded by the task's history option).
+      CREATE TABLE tickwork_task_runs (
+        id           INTEGER PRIMARY KEY,
+        task         TEXT   NOT NULL,
+        scheduled_at INTEGER NOT NULL,
+        started_at   INTEGER NOT NULL,
+        finished_at  INTEGER NOT NULL,
+        duration_ms  INTEGER NOT NULL,
+        outcome      TEXT   NOT NULL,
+        manual       INTEGER NOT NULL,
+        result       TEXT,
+        error        TEXT,
+        runner       TEXT   NOT NULL
+      );
+      CREATE INDEX tickwork_task_runs_task ON tickwork_task_runs (task, id);
+      -- Scheduler-wide state: the ops kill switch (pauseUntil).
+      CREATE TABLE tickwork_scheduler (
+        id           INTEGER PRIMARY KEY CHECK (id = 1),
+        paused_until INTEGER
+      );
+      INSERT INTO tickwork_scheduler (id, paused_until) VALUES (1, NULL);
+      -- Key-value cache: a value and when it was fetched (seed 003's tenero:price:{tokenId}).
+      CREATE TABLE tickwork_cache (
+        key        TEXT  PRIMARY KEY,
+        value      TEXT  NOT NULL,
+        fetched_at INTEGER NOT NULL
+      );
+    `,
+  },
 ];

@@ -1,0 +1,53 @@
+import { toMs, type Duration } from "../core/duration.js";
+import { InvalidInputError, describe } from "../core/errors.js";
+import { serialisePayload } from "../core/json.js";
+import type { CacheStore } from "./store.js";
+
+/** A cached value and when it was fetched from its source (seed 003: `{ price, fetchedAt }`). */
+export interface CacheEntry<T> {
+  value: T;
+  fetchedAt: number;
+}
+
+const MAX_KEY_LENGTH = 512;
+
+/**
+ * A small key-value cache for values fetched on a schedule and read on the request path (seed 003's
+ * `tenero:price:{tokenId}`): a periodic task puts, readers get with the staleness they accept.
+ */
+export class Cache {
+  constructor(
+    private readonly store: CacheStore,
+    private readonly now: () => number,
+  ) {}
+
+  /** Stores `value` (JSON-serialisable) with `fetchedAt` (default now). */
+  async put<T>(key: string, value: T, options: { fetchedAt?: Date | number } = {}): Promise<CacheEntry<T>> {
+    checkKey(key);
+    const fetchedAt = options.fetchedAt === undefined ? this.now() : options.fetchedAt instanceof Date ? options.fetchedAt.getTime() : options.fetchedAt;
+    if (!Number.isFinite(fetchedAt)) throw new InvalidInputError(`cache.put: fetchedAt must be a Date or epoch milliseconds, got ${describe(options.fetchedAt)}`);
+    await this.store.put({ key, value: serialisePayload(value), fetchedAt });
+    return { value, fetchedAt };
+  }
+
+  /** The entry, or null when missing or older than `maxAge`. */
+  async get<T = unknown>(key: string, options: { maxAge?: Duration } = {}): Promise<CacheEntry<T> | null> {
+    checkKey(key);
+    const maxAge = options.maxAge === undefined ? undefined : toMs(options.maxAge);
+    const row = await this.store.get({ key });
+    if (!row) return null;
+    if (maxAge !== undefined && this.now() - row.fetchedAt > maxAge) return null;
+    return { value: JSON.parse(row.value) as T, fetchedAt: row.fetchedAt };
+  }
+
+  async delete(key: string): Promise<boolean> {
+    checkKey(key);
+    return this.store.delete({ key });
+  }
+}
+
+function checkKey(key: unknown): asserts key is string {
+  if (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH) {
+    throw new InvalidInputError(`cache key must be a string of 1 to ${MAX_KEY_LENGTH} characters, got ${describe(key)}`);
+  }
+}

@@ -1,0 +1,473 @@
+import type { Clock, TimerHandle } from "../core/clock.js";
+import { toMs, type Duration } from "../core/duration.js";
+import { InvalidInputError, TickworkError, describe, errorText } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import { retryAfterMs } from "../queue/worker.js";
+import type { ScheduleStore, TaskRow } from "./store.js";
+import { parseTask, type Outcome, type RunResult, type TaskDefinition, type TaskOptions, type TaskStatus } from "./task.js";
+
+export interface SchedulerDeps {
+  store: ScheduleStore;
+  clock: Clock;
+  logger: Logger;
+  instanceId: string;
+  /** Longest the continuous loop sleeps before re-reading task state (pauses and runs made elsewhere). */
+  maxIdleMs: number;
+}
+
+interface LocalRun {
+  controller: AbortController;
+  done: Promise<RunResult>;
+  leased: boolean;
+}
+
+/** Slots at most this far apart are counted exactly; a longer downtime reports this many missed. */
+const COUNT_CAP = 100_000;
+/** A backfill or catch-up covers at most this many slots in one call. */
+const SLOTS_CAP = 10_000;
+
+/** Thrown when a run's lease is lost or its timeout passes; the run's signal carries it. */
+export class TaskAbortedError extends TickworkError {
+  constructor(reason: "timeout" | "lease_lost" | "shutdown", message: string) {
+    super(`TW_TASK_${reason.toUpperCase()}`, message);
+  }
+}
+
+/**
+ * Periodic tasks (seed 003's SchedulerDO, generalised). No process is elected: each slot of each task
+ * is claimed once by a conditional update of the task's row, so any number of processes may tick and
+ * exactly one runs each slot. A run holds a lease on the row while it runs (no overlap; a dead
+ * runner's run is taken over once the lease lapses). Each task runs in its own try/catch (option B);
+ * rate-limit signals park the task until `nextRunAfter` (option C); consecutive failures are counted
+ * and an opt-in breaker pauses the task (option D).
+ */
+export class Scheduler {
+  private readonly tasks = new Map<string, TaskDefinition>();
+  private readonly local = new Map<string, LocalRun>();
+  private ensured = new Set<string>();
+  private active = false;
+  private ticking: Promise<number | null> | null = null;
+  private timer: TimerHandle | undefined;
+
+  constructor(private readonly deps: SchedulerDeps) {}
+
+  get names(): string[] {
+    return [...this.tasks.keys()];
+  }
+
+  define<R>(name: string, options: TaskOptions<R>): void {
+    if (this.tasks.has(name)) throw new InvalidInputError(`task "${name}" is already defined`);
+    this.tasks.set(name, parseTask(name, options));
+    if (this.active) this.poke();
+  }
+
+  // ---- driving ------------------------------------------------------------------------------
+
+  /**
+   * One pass: every due task is claimed and started; with `wait`, the pass also waits for the runs
+   * it started. Returns when the schedule next needs attention. Store failures escape; task failures
+   * are the task's.
+   */
+  async tick({ wait }: { wait: boolean }): Promise<number | null> {
+    const now = this.deps.clock.now();
+    await this.ensure(now);
+    const [rows, globalPause] = await Promise.all([this.deps.store.loadTasks({ names: this.names }), this.deps.store.pausedUntil()]);
+    const byName = new Map(rows.map((r) => [r.name, r]));
+    const wakes: number[] = [];
+    const started: Promise<RunResult>[] = [];
+    for (const def of this.tasks.values()) {
+      const row = byName.get(def.name);
+      if (!row) continue;
+      const wake = await this.consider(def, row, now, globalPause, started);
+      if (wake !== null) wakes.push(wake);
+    }
+    if (wait) {
+      const settled = await Promise.allSettled(started);
+      // A run's own failure was recorded as its outcome; only a store failure rejects, and it escapes.
+      const transport = settled.find((s) => s.status === "rejected");
+      if (transport) throw (transport as PromiseRejectedResult).reason;
+    }
+    return wakes.length ? Math.min(...wakes) : null;
+  }
+
+  /** Decides what one task needs now; returns when it next needs attention. */
+  private async consider(def: TaskDefinition, row: TaskRow, now: number, globalPause: number | null, started: Promise<RunResult>[]): Promise<number | null> {
+    const { store, logger, instanceId } = this.deps;
+    const runningHere = this.local.has(def.name);
+
+    // A run whose process died: its lease lapsed, so take the same slot over (seed 003's single writer
+    // survives a killed runner within lease + one tick).
+    if (def.overlap === "skip" && row.runningBy !== null && row.runningUntil !== null && row.runningUntil < now && !runningHere) {
+      const slot = await store.takeOver({ name: def.name, runner: instanceId, until: now + def.leaseMs, now });
+      if (slot !== null) {
+        logger.warn("task.run_taken_over", { task: def.name, scheduledAt: slot, previousRunner: row.runningBy });
+        started.push(this.launch(def, { scheduledAt: slot, missed: row.missed, manual: false, leased: true }));
+        return null;
+      }
+    }
+
+    const pausedUntil = maxOrNull(globalPause, row.pausedUntil);
+    if (row.breakerOpen) return null;
+    if (pausedUntil !== null && pausedUntil > now) return pausedUntil;
+    if (row.nextRunAfter !== null && row.nextRunAfter > now) return row.nextRunAfter;
+
+    const due = this.latestDue(def, row.lastSlot, now);
+    const elsewhere = row.runningBy !== null && row.runningUntil !== null && row.runningUntil >= now;
+    if (due === null) {
+      const next = this.nextDueTime(def, now);
+      return elsewhere && def.overlap === "skip" ? minOrNull(next, row.runningUntil! + 1) : next;
+    }
+
+    if (def.overlap === "skip" && (elsewhere || runningHere)) {
+      if (await store.skipSlot({ name: def.name, slot: due, expectedLastSlot: row.lastSlot })) {
+        logger.warn("task.overlap_skipped", { task: def.name, scheduledAt: due, reason: "the previous run is still going" });
+      }
+      return minOrNull(this.nextDueTime(def, now), elsewhere ? row.runningUntil! + 1 : null);
+    }
+
+    const slots = this.slotsToRun(def, row.lastSlot, due, now);
+    const missed = def.cadence.countBetween(row.lastSlot, slots[0]!, COUNT_CAP);
+    started.push(this.runSlots(def, row.lastSlot, slots, missed));
+    return this.nextDueTime(def, now);
+  }
+
+  /** Claims and runs `slots` in order, each claim conditional on the one before (catch-up runs them all). */
+  private async runSlots(def: TaskDefinition, lastSlot: number, slots: number[], missed: number): Promise<RunResult> {
+    const { store, logger, clock, instanceId } = this.deps;
+    let expected = lastSlot;
+    let last: RunResult | undefined;
+    for (const [i, slot] of slots.entries()) {
+      const now = clock.now();
+      const lease = def.overlap === "skip" ? { runner: instanceId, until: now + def.leaseMs } : null;
+      const won = await store.claimSlot({ name: def.name, slot, expectedLastSlot: expected, missed: i === 0 ? missed : 0, now, lease });
+      if (!won) break; // another process claimed it: it runs this slot and the rest.
+      if (i === 0 && missed > 0) logger.info("task.missed", { task: def.name, missed, scheduledAt: slot });
+      expected = slot;
+      last = await this.launch(def, { scheduledAt: slot, missed: i === 0 ? missed : 0, manual: false, leased: lease !== null });
+    }
+    return last ?? { task: def.name, outcome: "skipped", scheduledAt: slots[0]!, reason: "claimed by another process" };
+  }
+
+  /** Starts a run and tracks it locally until it is recorded. */
+  private launch(def: TaskDefinition, run: { scheduledAt: number; missed: number; manual: boolean; leased: boolean }): Promise<RunResult> {
+    const controller = new AbortController();
+    const done = this.execute(def, run, controller).finally(() => {
+      if (this.local.get(def.name)?.done === done) this.local.delete(def.name);
+      if (this.active) this.poke();
+    });
+    this.local.set(def.name, { controller, done, leased: run.leased });
+    return done;
+  }
+
+  private async execute(def: TaskDefinition, run: { scheduledAt: number; missed: number; manual: boolean; leased: boolean }, controller: AbortController): Promise<RunResult> {
+    const { clock, logger, store, instanceId } = this.deps;
+    const startedAt = clock.now();
+    let backoffAt: number | null = null;
+    const heartbeat = run.leased ? this.heartbeat(def, controller) : undefined;
+    let outcome: Outcome;
+    let result: unknown;
+    let error: string | null = null;
+    logger.debug("task.started", { task: def.name, scheduledAt: run.scheduledAt, manual: run.manual, missed: run.missed });
+    try {
+      const pending = def.run({
+        task: def.name,
+        scheduledAt: run.scheduledAt,
+        startedAt,
+        missed: run.missed,
+        manual: run.manual,
+        signal: controller.signal,
+        logger,
+        backoffUntil: (until) => {
+          backoffAt = toTime(until, clock.now(), `task "${def.name}": backoffUntil`);
+        },
+      });
+      result = await (def.timeoutMs === undefined ? pending : this.withTimeout(pending, def.timeoutMs, controller));
+      outcome = backoffAt !== null ? "backed_off" : "succeeded";
+    } catch (thrown) {
+      error = errorText(thrown);
+      // A rate-limit signal thrown by the run (RetryAfterError, the HTTP client's 429 error) is a
+      // reason to slow down, not a failure: it does not count towards the breaker.
+      const delay = retryAfterMs(thrown, clock.now());
+      if (delay !== null) {
+        backoffAt = clock.now() + delay;
+        outcome = "backed_off";
+      } else {
+        outcome = "failed";
+      }
+    } finally {
+      if (heartbeat) clock.clearTimeout(heartbeat.timer());
+    }
+    const finishedAt = clock.now();
+    // Backoff can never park a task for good: it is bounded, and runNow clears it.
+    const nextRunAfter = backoffAt === null ? null : Math.min(backoffAt, finishedAt + def.maxBackoffMs);
+    const { consecutiveFailures, breakerOpened } = await store.finishRun({
+      record: {
+        task: def.name, scheduledAt: run.scheduledAt, startedAt, finishedAt, durationMs: finishedAt - startedAt, outcome,
+        manual: run.manual, result: outcome === "failed" ? undefined : result, error, runner: instanceId,
+      },
+      leased: run.leased,
+      nextRunAfter,
+      breakerAfter: def.breakerAfter,
+      keep: def.history,
+    });
+    const fields = { task: def.name, scheduledAt: run.scheduledAt, startedAt, durationMs: finishedAt - startedAt, manual: run.manual };
+    if (outcome === "succeeded") logger.info("task.succeeded", fields);
+    else if (outcome === "backed_off") logger.warn("task.backoff", { ...fields, nextRunAfter, error });
+    else logger.error("task.failed", { ...fields, consecutiveFailures, error });
+    if (breakerOpened) {
+      logger.critical("task.breaker_opened", { task: def.name, consecutiveFailures, action: `paused until tw.scheduler.resume("${def.name}")` });
+    }
+    return { task: def.name, outcome, scheduledAt: run.scheduledAt, result: outcome === "failed" ? undefined : result, error: error ?? undefined, durationMs: finishedAt - startedAt };
+  }
+
+  /** Renews the run lease every quarter of it; a lease lost to another runner aborts this run. */
+  private heartbeat(def: TaskDefinition, controller: AbortController): { timer: () => TimerHandle } {
+    const { clock, store, instanceId, logger } = this.deps;
+    let handle: TimerHandle;
+    const beat = async () => {
+      try {
+        const held = await store.renewLease({ name: def.name, runner: instanceId, until: clock.now() + def.leaseMs });
+        if (!held) {
+          logger.warn("task.lease_lost", { task: def.name });
+          controller.abort(new TaskAbortedError("lease_lost", "another process took this run over"));
+          return;
+        }
+      } catch (error) {
+        logger.error("store.error", { task: def.name, operation: "renewLease", error: errorText(error) });
+      }
+      if (!controller.signal.aborted) handle = clock.setTimeout(() => void beat(), def.leaseMs / 4);
+    };
+    handle = clock.setTimeout(() => void beat(), def.leaseMs / 4);
+    return { timer: () => handle };
+  }
+
+  private withTimeout(pending: unknown, ms: number, controller: AbortController): Promise<unknown> {
+    const { clock } = this.deps;
+    return new Promise((resolve, reject) => {
+      const timer = clock.setTimeout(() => {
+        const error = new TaskAbortedError("timeout", `run timed out after ${ms} ms`);
+        controller.abort(error);
+        reject(error);
+      }, ms);
+      Promise.resolve(pending).then(
+        (value) => (clock.clearTimeout(timer), resolve(value)),
+        (error: unknown) => (clock.clearTimeout(timer), reject(error)),
+      );
+    });
+  }
+
+  // ---- continuous driver --------------------------------------------------------------------
+
+  start(): void {
+    this.active = true;
+    this.poke();
+  }
+
+  /** Stops ticking; waits up to `graceMs` for runs, then aborts them and gives their leases back. */
+  async stop(graceMs: number): Promise<void> {
+    this.active = false;
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    await this.ticking?.catch(() => {});
+    const runs = [...this.local.entries()];
+    if (runs.length === 0) return;
+    let timer: TimerHandle | undefined;
+    await Promise.race([
+      Promise.allSettled(runs.map(([, r]) => r.done)),
+      new Promise<void>((resolve) => (timer = this.deps.clock.setTimeout(resolve, graceMs))),
+    ]);
+    if (timer) this.deps.clock.clearTimeout(timer);
+    for (const [name, run] of this.local) {
+      run.controller.abort(new TaskAbortedError("shutdown", `shutdown grace of ${graceMs} ms ran out`));
+      if (run.leased) await this.deps.store.releaseLease({ name, runner: this.deps.instanceId, now: this.deps.clock.now() }).catch(() => {});
+    }
+  }
+
+  /** Ticks now (or right after the tick in progress) and re-arms the timer for the next wake-up. */
+  private poke(): void {
+    if (!this.active) return;
+    if (this.ticking) {
+      void this.ticking.finally(() => this.poke());
+      return;
+    }
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.ticking = this.tick({ wait: false }).catch((error: unknown) => {
+      this.deps.logger.error("store.error", { operation: "schedule tick", error: errorText(error) });
+      return this.deps.clock.now() + 1_000;
+    });
+    void this.ticking.then((next) => {
+      this.ticking = null;
+      if (!this.active) return;
+      const now = this.deps.clock.now();
+      const wait = Math.min(Math.max(0, (next ?? Infinity) - now), this.deps.maxIdleMs);
+      this.timer = this.deps.clock.setTimeout(() => this.poke(), wait);
+    });
+  }
+
+  // ---- operations ---------------------------------------------------------------------------
+
+  async status(): Promise<{ pausedUntil: number | null; tasks: TaskStatus[] }> {
+    const now = this.deps.clock.now();
+    await this.ensure(now);
+    const [rows, pausedUntil] = await Promise.all([this.deps.store.loadTasks({ names: this.names }), this.deps.store.pausedUntil()]);
+    const tasks = await Promise.all(
+      rows.map(async (row): Promise<TaskStatus> => {
+        const def = this.tasks.get(row.name)!;
+        const paused = maxOrNull(pausedUntil, row.pausedUntil);
+        return {
+          name: row.name,
+          schedule: def.cadence.description,
+          lastRunAt: row.lastRunAt,
+          lastScheduledAt: row.lastScheduledAt,
+          lastDurationMs: row.lastDurationMs,
+          lastOutcome: row.lastOutcome,
+          lastResult: row.lastResult,
+          lastError: row.lastError,
+          consecutiveFailures: row.consecutiveFailures,
+          nextRunAt: this.nextDueTime(def, Math.max(now - 1, row.lastSlot)),
+          nextRunAfter: row.nextRunAfter !== null && row.nextRunAfter > now ? row.nextRunAfter : null,
+          paused: row.breakerOpen || (paused !== null && paused > now),
+          pausedUntil: paused !== null && paused > now ? paused : null,
+          breakerOpen: row.breakerOpen,
+          running: row.runningBy !== null && row.runningUntil !== null && row.runningUntil >= now,
+          missed: row.missed,
+          runs: row.runs,
+          failures: row.failures,
+          overlapsSkipped: row.overlapsSkipped,
+          history: await this.deps.store.history({ name: row.name, limit: def.history }),
+        };
+      }),
+    );
+    return { pausedUntil: pausedUntil !== null && pausedUntil > now ? pausedUntil : null, tasks: tasks.sort((a, b) => a.name.localeCompare(b.name)) };
+  }
+
+  /**
+   * Runs a task (or every task) now, whatever its schedule, pause or backoff, and returns the result.
+   * Clears the task's backoff. A task already running anywhere is not doubled: its result says skipped.
+   */
+  async runNow(name: string): Promise<RunResult[]> {
+    const defs = name === "all" ? [...this.tasks.values()] : [this.mustGet(name, "runNow")];
+    await this.ensure(this.deps.clock.now());
+    return Promise.all(defs.map((def) => this.runManual(def, this.deps.clock.now())));
+  }
+
+  /** Runs every slot of `name` from `from` to `to` (inclusive), oldest first, for tasks that need each one. */
+  async backfill(name: string, from: Date | number, to: Date | number): Promise<RunResult[]> {
+    const def = this.mustGet(name, "backfill");
+    const start = toTime(from, 0, "backfill: from");
+    const end = toTime(to, 0, "backfill: to");
+    if (end < start) throw new InvalidInputError(`backfill: to (${new Date(end).toISOString()}) is before from (${new Date(start).toISOString()})`);
+    const slots: number[] = [];
+    for (let at = def.cadence.nextAfter(start - 1); at !== null && at <= end; at = def.cadence.nextAfter(at)) {
+      if (slots.length >= SLOTS_CAP) throw new InvalidInputError(`backfill: more than ${SLOTS_CAP} slots between from and to; split the range`);
+      slots.push(at);
+    }
+    await this.ensure(this.deps.clock.now());
+    const results: RunResult[] = [];
+    for (const slot of slots) results.push(await this.runManual(def, slot));
+    return results;
+  }
+
+  /** The ops kill switch: no task runs on schedule until `until` (runNow still works). */
+  async pauseUntil(until: Date | number, task?: string): Promise<void> {
+    const at = toTime(until, 0, "pauseUntil");
+    if (task === undefined) await this.deps.store.setPausedUntil({ until: at });
+    else await this.deps.store.setTaskPause({ name: this.mustGet(task, "pauseUntil").name, until: at });
+    this.deps.logger.warn("scheduler.paused", { task: task ?? "all", until: at });
+    if (this.active) this.poke();
+  }
+
+  /** Undoes pauseUntil and closes open breakers (of one task, or of all). */
+  async resume(task?: string): Promise<void> {
+    if (task === undefined) {
+      await this.deps.store.setPausedUntil({ until: null });
+      await this.deps.store.resume({ name: null });
+    } else {
+      await this.deps.store.resume({ name: this.mustGet(task, "resume").name });
+    }
+    this.deps.logger.info("scheduler.resumed", { task: task ?? "all" });
+    if (this.active) this.poke();
+  }
+
+  private async runManual(def: TaskDefinition, slot: number): Promise<RunResult> {
+    const now = this.deps.clock.now();
+    const claimed = !this.local.has(def.name) && (await this.deps.store.claimManual({ name: def.name, slot, runner: this.deps.instanceId, until: now + def.leaseMs, now }));
+    if (!claimed) return { task: def.name, outcome: "skipped", scheduledAt: slot, reason: "a run of this task is already going" };
+    return this.launch(def, { scheduledAt: slot, missed: 0, manual: true, leased: true });
+  }
+
+  // ---- slots --------------------------------------------------------------------------------
+
+  private async ensure(now: number): Promise<void> {
+    const missing = this.names.filter((n) => !this.ensured.has(n));
+    if (missing.length === 0) return;
+    // A new task's first run is its first slot after it was defined, not one at once.
+    await this.deps.store.ensureTasks({ tasks: missing.map((name) => ({ name, slot: this.tasks.get(name)!.cadence.latestAtOrBefore(now) ?? now })), now });
+    for (const name of missing) this.ensured.add(name);
+  }
+
+  /** The latest slot after `lastSlot` whose (jittered) time has come, or null. */
+  private latestDue(def: TaskDefinition, lastSlot: number, now: number): number | null {
+    let slot = def.cadence.latestAtOrBefore(now);
+    for (let tries = 0; slot !== null && slot > lastSlot && tries < 2; tries++) {
+      if (slot + this.jitter(def, slot) <= now) return slot;
+      slot = def.cadence.latestAtOrBefore(slot - 1);
+    }
+    return null;
+  }
+
+  /** The earliest time after `now` that a slot of this task becomes due. */
+  private nextDueTime(def: TaskDefinition, now: number): number | null {
+    const current = def.cadence.latestAtOrBefore(now);
+    if (current !== null && current + this.jitter(def, current) > now) return current + this.jitter(def, current);
+    const next = def.cadence.nextAfter(now);
+    return next === null ? null : next + this.jitter(def, next);
+  }
+
+  /** The slots a due task runs now: the latest only, or every slot inside its catch-up window. */
+  private slotsToRun(def: TaskDefinition, lastSlot: number, due: number, now: number): number[] {
+    if (def.catchUpMs === false) return [due];
+    const windowStart = Math.max(lastSlot, now - def.catchUpMs - 1);
+    const slots: number[] = [];
+    for (let at = def.cadence.nextAfter(windowStart); at !== null && at <= due && slots.length < SLOTS_CAP; at = def.cadence.nextAfter(at)) slots.push(at);
+    return slots.length ? slots : [due];
+  }
+
+  /** Jitter is a pure function of (task, slot), so every process agrees on when a slot is due. */
+  private jitter(def: TaskDefinition, slot: number): number {
+    if (def.jitterMs === 0) return 0;
+    let hash = 2166136261;
+    for (const ch of `${def.name}@${slot}`) hash = Math.imul(hash ^ ch.charCodeAt(0), 16777619);
+    return (hash >>> 0) % (def.jitterMs + 1);
+  }
+
+  private mustGet(name: string, where: string): TaskDefinition {
+    const def = this.tasks.get(name);
+    if (!def) throw new InvalidInputError(`${where}: unknown task ${describe(name)} (defined: ${this.names.join(", ") || "none"})`);
+    return def;
+  }
+}
+
+function toTime(value: Date | number | Duration, now: number, where: string): number {
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new InvalidInputError(`${where}: invalid Date`);
+    return value.getTime();
+  }
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new InvalidInputError(`${where}: expected a Date or epoch milliseconds, got ${value}`);
+    return value;
+  }
+  try {
+    return now + toMs(value);
+  } catch (error) {
+    throw new InvalidInputError(`${where}: ${(error as Error).message}`);
+  }
+}
+
+function maxOrNull(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.max(a, b);
+}
+
+function minOrNull(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
+}
