@@ -48,6 +48,7 @@ export class Scheduler {
   private active = false;
   private ticking: Promise<number | null> | null = null;
   private timer: TimerHandle | undefined;
+  private pokeAgain = false;
 
   constructor(private readonly deps: SchedulerDeps) {}
 
@@ -81,7 +82,10 @@ export class Scheduler {
       const wake = await this.consider(def, row, now, globalPause, started);
       if (wake !== null) wakes.push(wake);
     }
-    if (wait) {
+    if (!wait) {
+      // Runs go on in the background; a store failure while recording one is logged, not lost.
+      for (const run of started) run.catch((error: unknown) => this.deps.logger.error("store.error", { operation: "task run", error: errorText(error) }));
+    } else {
       const settled = await Promise.allSettled(started);
       // A run's own failure was recorded as its outcome; only a store failure rejects, and it escapes.
       const transport = settled.find((s) => s.status === "rejected");
@@ -195,7 +199,7 @@ export class Scheduler {
         outcome = "failed";
       }
     } finally {
-      if (heartbeat) clock.clearTimeout(heartbeat.timer());
+      heartbeat?.stop();
     }
     const finishedAt = clock.now();
     // Backoff can never park a task for good: it is bounded, and runNow clears it.
@@ -221,12 +225,15 @@ export class Scheduler {
   }
 
   /** Renews the run lease every quarter of it; a lease lost to another runner aborts this run. */
-  private heartbeat(def: TaskDefinition, controller: AbortController): { timer: () => TimerHandle } {
+  private heartbeat(def: TaskDefinition, controller: AbortController): { stop: () => void } {
     const { clock, store, instanceId, logger } = this.deps;
     let handle: TimerHandle;
+    let stopped = false;
     const beat = async () => {
       try {
         const held = await store.renewLease({ name: def.name, runner: instanceId, until: clock.now() + def.leaseMs });
+        // The run may have finished (and released its lease) while the renewal was in flight.
+        if (stopped) return;
         if (!held) {
           logger.warn("task.lease_lost", { task: def.name });
           controller.abort(new TaskAbortedError("lease_lost", "another process took this run over"));
@@ -235,10 +242,15 @@ export class Scheduler {
       } catch (error) {
         logger.error("store.error", { task: def.name, operation: "renewLease", error: errorText(error) });
       }
-      if (!controller.signal.aborted) handle = clock.setTimeout(() => void beat(), def.leaseMs / 4);
+      if (!stopped && !controller.signal.aborted) handle = clock.setTimeout(() => void beat(), def.leaseMs / 4);
     };
     handle = clock.setTimeout(() => void beat(), def.leaseMs / 4);
-    return { timer: () => handle };
+    return {
+      stop: () => {
+        stopped = true;
+        clock.clearTimeout(handle);
+      },
+    };
   }
 
   private withTimeout(pending: unknown, ms: number, controller: AbortController): Promise<unknown> {
@@ -286,7 +298,7 @@ export class Scheduler {
   private poke(): void {
     if (!this.active) return;
     if (this.ticking) {
-      void this.ticking.finally(() => this.poke());
+      this.pokeAgain = true;
       return;
     }
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
@@ -298,6 +310,11 @@ export class Scheduler {
     void this.ticking.then((next) => {
       this.ticking = null;
       if (!this.active) return;
+      if (this.pokeAgain) {
+        this.pokeAgain = false;
+        this.poke();
+        return;
+      }
       const now = this.deps.clock.now();
       const wait = Math.min(Math.max(0, (next ?? Infinity) - now), this.deps.maxIdleMs);
       this.timer = this.deps.clock.setTimeout(() => this.poke(), wait);
