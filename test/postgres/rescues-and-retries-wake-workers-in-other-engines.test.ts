@@ -20,10 +20,11 @@ describe("PostgreSQL: jobs that become pending outside an enqueue wake other pro
   it("a rescued job (its worker died) runs at once in an idle engine elsewhere", async () => {
     const ran = deferred<number>();
     const { operator, work } = await idleConsumer((attempt) => ran.resolve(attempt));
-    const job = await work.enqueue({});
-    const now = Date.now();
-    // A worker that died right after claiming: its lease lapses in 50 ms.
-    const [claimed] = await operator.tw.store.queue.claimDue({ queue: "work", limit: 1, now, leaseUntil: now + 50, workerId: "dead/work" });
+    // Due in an hour, so the idle consumer (woken by the enqueue's notification) cannot take it first.
+    const later = Date.now() + 3_600_000;
+    const job = await work.enqueue({}, { runAt: later });
+    // A worker that died right after claiming it: its lease lapses in 50 ms.
+    const [claimed] = await operator.tw.store.queue.claimDue({ queue: "work", limit: 1, now: later, leaseUntil: Date.now() + 50, workerId: "dead/work" });
     expect(claimed?.id).toBe(job.id);
     await eventually(async () => (await operator.tw.store.queue.rescueExpired({ queues: ["work"], now: Date.now(), limit: 10 })).length > 0, "the lease to lapse and be rescued");
     expect(await within(ran.promise, 5_000, "the rescued job runs in the idle consumer")).toBe(2);
