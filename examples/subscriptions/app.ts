@@ -4,6 +4,7 @@ import { paymentHandler, type PaymentEvent } from "./processor.js";
 import { scheduleDuePayments, type PaymentPayload, type ScheduleResult } from "./scheduler.js";
 
 export const PAYMENTS_QUEUE = "payments";
+export const SCHEDULER_TASK = "schedule-payments";
 /** The seed's first attempt plus its five retries. */
 export const MAX_ATTEMPTS = 6;
 
@@ -22,6 +23,13 @@ export interface SubscriptionsAppOptions {
   concurrency?: number;
   onPaymentEvent?: (event: PaymentEvent) => void;
   handleSignals?: boolean;
+  /**
+   * When seed 004's scheduler runs: its production cron "0 0 * * *" (daily at midnight UTC) by
+   * default; the demo uses `{ every: "2s" }`. Keys make a repeated or missed run harmless.
+   */
+  schedulerCadence?: { cron: string } | { every: Duration };
+  /** Called with each scheduler run's counts. */
+  onScheduled?: (result: ScheduleResult) => void;
 }
 
 export interface SubscriptionsApp {
@@ -50,6 +58,17 @@ export async function createSubscriptionsApp(options: SubscriptionsAppOptions): 
     // A charge that hangs is abandoned and retried; the idempotency key makes the retry safe.
     timeout: "30s",
     retry: { maxAttempts: MAX_ATTEMPTS, backoff: exponential({ base: options.retryBase ?? "1m", factor: 2 }) },
+  });
+  // Seed 004's scheduler as a periodic task: one process runs each slot, and the job keys
+  // (subscription and due date) make a missed, repeated or manual run enqueue nothing twice.
+  tw.task(SCHEDULER_TASK, {
+    ...(options.schedulerCadence ?? { cron: "0 0 * * *" }),
+    run: async (ctx) => {
+      const result = await scheduleDuePayments({ db, payments, now: tw.clock.now() });
+      options.onScheduled?.(result);
+      if (ctx.missed > 0) ctx.logger.warn("subscriptions.scheduler_missed_runs", { missed: ctx.missed, note: "due subscriptions were caught up by this run" });
+      return result;
+    },
   });
   return {
     tw,

@@ -18,7 +18,7 @@ import { reply, startFakePaymentServer } from "./fake-payment-server.js";
 import type { PaymentEvent } from "./processor.js";
 import { countDue, countSubscriptions, insertSubscriptions, listPayments, listSubscriptions, type NewSubscription } from "./subscriptions.js";
 
-const SCHEDULER_EVERY_MS = 2_000;
+const SCHEDULER_EVERY = "2s";
 const RETRY_BASE = "1s";
 /** Demo shares of failed charge requests: 30% 500s, 8% 429s, 4% declined cards, 5% lost answers. */
 const FAILURES = { serverError: 0.3, rateLimited: 0.08, cardDeclined: 0.04, lostResponse: 0.05 };
@@ -47,9 +47,10 @@ console.log(`payment server:  ${server.url} (fails ${Object.entries(FAILURES).ma
 console.log(`tickwork events: a plain function logger printing compact lines ("tickwork <event> ..."), level info`);
 console.log(`retries:         ${MAX_ATTEMPTS} attempts, ${[1, 2, 4, 8, 16].map((n) => `${n}s`).join(", ")} apart in this demo (base "${RETRY_BASE}");`);
 console.log(`                 production uses base "1m": 1, 2, 4, 8, 16 minutes, the seed's schedule`);
-console.log(`scheduler:       every ${SCHEDULER_EVERY_MS / 1000}s here (production: a periodic task, every minute)`);
+console.log(`scheduler:       tw.task("schedule-payments"), every ${SCHEDULER_EVERY} here (production: cron "0 0 * * *", the seed's daily run)`);
 console.log("");
 
+let schedulerRuns = 0;
 const subscriptionOf = new Map<string, string>();
 const processed: PaymentEvent[] = [];
 const tickworkEvents: LogEvent[] = [];
@@ -63,6 +64,10 @@ const app = await createSubscriptionsApp({
   logger: (event) => {
     tickworkEvents.push(event);
     say(`  tickwork ${formatEvent(event)}`);
+  },
+  schedulerCadence: { every: SCHEDULER_EVERY },
+  onScheduled: (r) => {
+    if (r.due || schedulerRuns++ === 0) say(`scheduler: ${r.due} due, ${r.enqueued} new job${r.enqueued === 1 ? "" : "s"}, ${r.alreadyQueued} already queued (skipped by key)`);
   },
   onPaymentEvent: (event) => {
     processed.push(event);
@@ -91,27 +96,9 @@ if ((await countSubscriptions(db)) === 0) {
 // ---- run ------------------------------------------------------------------------------------
 
 await tw.start();
-let schedulerTimer: TimerHandle | undefined;
 let checkTimer: TimerHandle | undefined;
 let finishing = false;
-let schedulerRuns = 0;
 const deadline = startedAt + args.seconds * 1000;
-
-// Until tickwork has periodic tasks, a timer on the engine's clock stands in for
-// tw.task("schedule-payments", { every: "1m", run: () => app.scheduleDuePayments() }).
-let schedulerRun: Promise<void> = Promise.resolve();
-function runScheduler(): Promise<void> {
-  schedulerRun = (async () => {
-    try {
-      const r = await app.scheduleDuePayments();
-      if (r.due || schedulerRuns++ === 0) say(`scheduler: ${r.due} due, ${r.enqueued} new job${r.enqueued === 1 ? "" : "s"}, ${r.alreadyQueued} already queued (skipped by key)`);
-    } catch (error) {
-      say(`scheduler failed: ${firstLine(error)}`);
-    }
-    if (!finishing) schedulerTimer = tw.clock.setTimeout(() => void runScheduler(), SCHEDULER_EVERY_MS);
-  })();
-  return schedulerRun;
-}
 
 /** Done when nothing due by the horizon is left unsettled and no payment job is pending or running. */
 async function checkDone(): Promise<void> {
@@ -129,16 +116,15 @@ async function checkDone(): Promise<void> {
 }
 
 process.once("SIGINT", () => void finish("interrupted"));
-await runScheduler();
+// The first scheduler run is the task's first slot, within 2s; runNow starts at once.
+await tw.scheduler.runNow("schedule-payments");
 checkTimer = tw.clock.setTimeout(() => void checkDone(), 250);
 
 async function finish(why: string): Promise<void> {
   if (finishing) return;
   finishing = true;
-  if (schedulerTimer) tw.clock.clearTimeout(schedulerTimer);
   if (checkTimer) tw.clock.clearTimeout(checkTimer);
   say(`stopping: ${why}`);
-  await schedulerRun;
   const [counts] = await tw.jobs.counts(PAYMENTS_QUEUE);
   const payments = await listPayments(db);
   const subscriptions = await listSubscriptions(db);

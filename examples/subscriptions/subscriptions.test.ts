@@ -108,6 +108,28 @@ describe.each(databases)("subscriptions example on $name", (database) => {
     expect(jobs.every((j) => j.status === "pending" && j.maxAttempts === 6)).toBe(true);
   });
 
+  it("the scheduler is a cron task (0 0 * * *): due subscriptions become jobs at midnight, and a repeated run enqueues nothing twice", async () => {
+    await insertSubscriptions(app.db, [monthly("s1", START - 60 * MINUTE), monthly("s2", START + 60 * MINUTE)]);
+    const jobs = async () => (await app.tw.jobs.list({ queue: "payments" })).map((j) => j.key).sort();
+    // 09:00 on the 15th: the task's first slot is midnight, so nothing is enqueued yet (the queue is
+    // empty; the tick runs no job because none exists).
+    expect(await app.tw.tick()).toMatchObject({ nextWakeAt: Date.parse("2026-01-16T00:00:00Z") });
+    expect(await jobs()).toEqual([]);
+
+    await clock.set("2026-01-16T00:00:00Z");
+    // The midnight run enqueues both (s2 fell due at 10:00), and this same tick starts the payments.
+    await app.tw.tick();
+    const [status] = (await app.tw.scheduler.status()).tasks;
+    expect(status).toMatchObject({ name: "schedule-payments", lastOutcome: "succeeded", lastResult: { due: 2, enqueued: 2, alreadyQueued: 0 } });
+    expect(await jobs()).toEqual(["s1:2026-01-15T08:00:00.000Z", "s2:2026-01-15T10:00:00.000Z"]);
+
+    // An operator re-runs it by hand: the payments already made or queued are not made again.
+    const [again] = await app.tw.scheduler.runNow("schedule-payments");
+    expect(again).toMatchObject({ outcome: "succeeded", result: { due: 0, enqueued: 0 } });
+    expect(await jobs()).toEqual(["s1:2026-01-15T08:00:00.000Z", "s2:2026-01-15T10:00:00.000Z"]);
+    expectNothingChargedTwice();
+  });
+
   it("charges each due subscription once, records the payment and moves the due date on by its interval", async () => {
     await insertSubscriptions(app.db, [
       monthly("s1", START - 60 * MINUTE),
