@@ -28,3 +28,19 @@ export type { TaskOptions, TaskContext, TaskRun, TaskStatus, RunRecord, RunResul
 export type { ScheduleStore } from "./schedule/store.js";
 export { Cache, type CacheEntry } from "./cache/cache.js";
 export type { CacheStore } from "./cache/store.js";
+// http: a typed fetch wrapper with retries, per-attempt timeouts and rate-limit headers (seed 003's Tenero client).
+export {
+  createHttpClient,
+  HttpClient,
+  type HttpClientOptions,
+  type HttpResponse,
+  type RequestOptions as HttpRequestOptions,
+  type RetryOptions as HttpRetryOptions,
+  type ApiKey as HttpApiKey,
+  type Schema as HttpSchema,
+  type QueryValue as HttpQueryValue,
+  type FetchLike,
+} from "./http/client.js";
+export { HttpRequestError, HttpError, RateLimitedError, HttpTimeoutError, HttpNetworkError, HttpSchemaError, type HttpFailure, type HttpStatusFailure, type SchemaIssue } from "./http/errors.js";
+export { parseRateLimit, type RateLimit, type RateLimitWindow } from "./http/rate-limit.js";
+export { parseRetryAfter, requestIdOf } from "./http/headers.js";
