@@ -49,6 +49,8 @@ export class QueueWorker {
   private active = false;
   private stopping = false;
   private claiming = false;
+  /** The claim in flight, which stop() waits for: its jobs must be handed back before the store closes. */
+  private claimInFlight: Promise<void> | null = null;
   private wokenDuringClaim = false;
   private exhausted = false;
   private idleTimer: TimerHandle | undefined;
@@ -93,6 +95,8 @@ export class QueueWorker {
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     this.clearIdle();
+    // A claim may still be on its way (or yielding before it starts); it releases what it gets.
+    await this.claimInFlight;
     for (const entry of this.buffer.splice(0)) this.release(entry);
     if (this.running.size) {
       let timer: TimerHandle | undefined;
@@ -119,7 +123,7 @@ export class QueueWorker {
     // bounds what a crash can make run twice and keeps fast handlers from starving the writes.
     const unrecorded = this.outcomes.size;
     const room = this.allowance(this.config.batchSize - this.running.size - this.buffer.length - unrecorded);
-    if (room >= Math.max(1, Math.floor(this.config.batchSize / 4))) void this.claimBatch(room);
+    if (room >= Math.max(1, Math.floor(this.config.batchSize / 4))) this.claimInFlight = this.claimBatch(room);
     else if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
   }
 

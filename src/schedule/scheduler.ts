@@ -45,6 +45,8 @@ export class Scheduler {
   private readonly tasks = new Map<string, TaskDefinition>();
   private readonly local = new Map<string, LocalRun>();
   private ensured = new Set<string>();
+  /** When each task was defined: its first slot is the first one after this, whenever the first tick comes. */
+  private readonly definedAt = new Map<string, number>();
   private active = false;
   private ticking: Promise<number | null> | null = null;
   private timer: TimerHandle | undefined;
@@ -59,6 +61,7 @@ export class Scheduler {
   define<R>(name: string, options: TaskOptions<R>): void {
     if (this.tasks.has(name)) throw new InvalidInputError(`task "${name}" is already defined`);
     this.tasks.set(name, parseTask(name, options));
+    this.definedAt.set(name, this.deps.clock.now());
     if (this.active) this.poke();
   }
 
@@ -118,7 +121,7 @@ export class Scheduler {
     const due = this.latestDue(def, row.lastSlot, now);
     const elsewhere = row.runningBy !== null && row.runningUntil !== null && row.runningUntil >= now;
     if (due === null) {
-      const next = this.nextDueTime(def, now);
+      const next = this.nextDueTime(def, now, row.lastSlot);
       return elsewhere && def.overlap === "skip" ? minOrNull(next, row.runningUntil! + 1) : next;
     }
 
@@ -126,13 +129,13 @@ export class Scheduler {
       if (await store.skipSlot({ name: def.name, slot: due, expectedLastSlot: row.lastSlot })) {
         logger.warn("task.overlap_skipped", { task: def.name, scheduledAt: due, reason: "the previous run is still going" });
       }
-      return minOrNull(this.nextDueTime(def, now), elsewhere ? row.runningUntil! + 1 : null);
+      return minOrNull(this.nextDueTime(def, now, row.lastSlot), elsewhere ? row.runningUntil! + 1 : null);
     }
 
     const slots = this.slotsToRun(def, row.lastSlot, due, now);
     const missed = def.cadence.countBetween(row.lastSlot, slots[0]!, COUNT_CAP);
     started.push(this.runSlots(def, row.lastSlot, slots, missed));
-    return this.nextDueTime(def, now);
+    return this.nextDueTime(def, now, row.lastSlot);
   }
 
   /** Claims and runs `slots` in order, each claim conditional on the one before (catch-up runs them all). */
@@ -204,7 +207,7 @@ export class Scheduler {
     const finishedAt = clock.now();
     // Backoff can never park a task for good: it is bounded, and runNow clears it.
     const nextRunAfter = backoffAt === null ? null : Math.min(backoffAt, finishedAt + def.maxBackoffMs);
-    const { consecutiveFailures, breakerOpened } = await store.finishRun({
+    const { recorded, consecutiveFailures, breakerOpened } = await store.finishRun({
       record: {
         task: def.name, scheduledAt: run.scheduledAt, startedAt, finishedAt, durationMs: finishedAt - startedAt, outcome,
         manual: run.manual, result: outcome === "failed" ? undefined : result, error, runner: instanceId,
@@ -215,6 +218,11 @@ export class Scheduler {
       keep: def.history,
     });
     const fields = { task: def.name, scheduledAt: run.scheduledAt, startedAt, durationMs: finishedAt - startedAt, manual: run.manual };
+    if (!recorded) {
+      // Frozen past its lease, this run was taken over elsewhere; its late outcome must not count.
+      logger.warn("task.outcome_refused", { ...fields, outcome, reason: "another process took this run over after its lease lapsed" });
+      return { task: def.name, outcome: "skipped", scheduledAt: run.scheduledAt, reason: "the run was taken over by another process" };
+    }
     if (outcome === "succeeded") logger.info("task.succeeded", fields);
     else if (outcome === "backed_off") logger.warn("task.backoff", { ...fields, nextRunAfter, error });
     else logger.error("task.failed", { ...fields, consecutiveFailures, error });
@@ -341,7 +349,7 @@ export class Scheduler {
           lastResult: row.lastResult,
           lastError: row.lastError,
           consecutiveFailures: row.consecutiveFailures,
-          nextRunAt: this.nextDueTime(def, Math.max(now - 1, row.lastSlot)),
+          nextRunAt: this.nextDueTime(def, Math.max(now - 1, row.lastSlot), row.lastSlot),
           nextRunAfter: row.nextRunAfter !== null && row.nextRunAfter > now ? row.nextRunAfter : null,
           paused: row.breakerOpen || (paused !== null && paused > now),
           pausedUntil: paused !== null && paused > now ? paused : null,
@@ -389,7 +397,12 @@ export class Scheduler {
   async pauseUntil(until: Date | number, task?: string): Promise<void> {
     const at = toTime(until, 0, "pauseUntil");
     if (task === undefined) await this.deps.store.setPausedUntil({ until: at });
-    else await this.deps.store.setTaskPause({ name: this.mustGet(task, "pauseUntil").name, until: at });
+    else {
+      const { name } = this.mustGet(task, "pauseUntil");
+      // The pause is written on the task's row: create it first if no tick has yet.
+      await this.ensure(this.deps.clock.now());
+      await this.deps.store.setTaskPause({ name, until: at });
+    }
     this.deps.logger.warn("scheduler.paused", { task: task ?? "all", until: at });
     if (this.active) this.poke();
   }
@@ -419,7 +432,11 @@ export class Scheduler {
     const missing = this.names.filter((n) => !this.ensured.has(n));
     if (missing.length === 0) return;
     // A new task's first run is its first slot after it was defined, not one at once.
-    await this.deps.store.ensureTasks({ tasks: missing.map((name) => ({ name, slot: this.tasks.get(name)!.cadence.latestAtOrBefore(now) ?? now })), now });
+    const slotAtDefinition = (name: string) => {
+      const at = this.definedAt.get(name) ?? now;
+      return this.tasks.get(name)!.cadence.latestAtOrBefore(at) ?? at;
+    };
+    await this.deps.store.ensureTasks({ tasks: missing.map((name) => ({ name, slot: slotAtDefinition(name) })), now });
     for (const name of missing) this.ensured.add(name);
   }
 
@@ -433,10 +450,13 @@ export class Scheduler {
     return null;
   }
 
-  /** The earliest time after `now` that a slot of this task becomes due. */
-  private nextDueTime(def: TaskDefinition, now: number): number | null {
+  /**
+   * The earliest time after `now` that a slot of this task becomes due. A jittered current slot counts
+   * only if it is still to run (after `lastSlot`): the slot a task was defined in is not.
+   */
+  private nextDueTime(def: TaskDefinition, now: number, lastSlot: number): number | null {
     const current = def.cadence.latestAtOrBefore(now);
-    if (current !== null && current + this.jitter(def, current) > now) return current + this.jitter(def, current);
+    if (current !== null && current > lastSlot && current + this.jitter(def, current) > now) return current + this.jitter(def, current);
     const next = def.cadence.nextAfter(now);
     return next === null ? null : next + this.jitter(def, next);
   }
@@ -444,7 +464,8 @@ export class Scheduler {
   /** The slots a due task runs now: the latest only, or every slot inside its catch-up window. */
   private slotsToRun(def: TaskDefinition, lastSlot: number, due: number, now: number): number[] {
     if (def.catchUpMs === false) return [due];
-    const windowStart = Math.max(lastSlot, now - def.catchUpMs - 1);
+    // Slots strictly younger than catchUp (task.ts): one exactly catchUp old collapses with the older ones.
+    const windowStart = Math.max(lastSlot, now - def.catchUpMs);
     const slots: number[] = [];
     for (let at = def.cadence.nextAfter(windowStart); at !== null && at <= due && slots.length < SLOTS_CAP; at = def.cadence.nextAfter(at)) slots.push(at);
     return slots.length ? slots : [due];

@@ -26,7 +26,8 @@ const CLAIM_MANUAL = `
   RETURNING name`;
 
 // Outcome bookkeeping in one statement: counters, the breaker (option D), backoff (option C), and
-// the run lease released only if this runner still holds it.
+// the run lease released. A leased run's outcome is fenced: if another process took the run over
+// (this one was frozen past its lease), nothing is recorded.
 const FINISH_RUN = `
   UPDATE tickwork_tasks SET
     last_run_at = $2, last_scheduled_at = $3, last_duration_ms = $4, last_outcome = $5, last_result = $6, last_error = $7,
@@ -38,7 +39,7 @@ const FINISH_RUN = `
     running_slot = CASE WHEN running_by = $11 THEN NULL ELSE running_slot END,
     running_until = CASE WHEN running_by = $11 THEN NULL ELSE running_until END,
     running_by = CASE WHEN running_by = $11 THEN NULL ELSE running_by END
-  WHERE name = $1
+  WHERE name = $1 AND ($11 = '' OR running_by = $11)
   RETURNING consecutive_failures, breaker_open`;
 
 const INSERT_RUN = `
@@ -155,6 +156,7 @@ export class SqlScheduleStore implements ScheduleStore {
       nextRunAfter,
       leased ? record.runner : "",
     ]);
+    if (!row) return { recorded: false, consecutiveFailures: 0, breakerOpened: false };
     if (keep > 0) {
       await this.db.query(INSERT_RUN, [
         record.task, record.scheduledAt, record.startedAt, record.finishedAt, record.durationMs, record.outcome,
@@ -162,8 +164,8 @@ export class SqlScheduleStore implements ScheduleStore {
       ]);
       await this.db.query(TRIM_RUNS, [record.task, keep]);
     }
-    const consecutiveFailures = row?.consecutive_failures ?? 0;
-    return { consecutiveFailures, breakerOpened: row?.breaker_open === 1 && breakerAfter !== null && consecutiveFailures === breakerAfter };
+    const consecutiveFailures = row.consecutive_failures;
+    return { recorded: true, consecutiveFailures, breakerOpened: row.breaker_open === 1 && breakerAfter !== null && consecutiveFailures === breakerAfter };
   }
 
   async setTaskPause({ name, until }: { name: string; until: number | null }): Promise<void> {

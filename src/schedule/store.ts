@@ -60,7 +60,8 @@ export interface ScheduleStore {
 
   /**
    * Records a finished run: status fields, failure counters, the breaker, backoff, the history row
-   * (trimmed to `keep`). Releases the run lease if `runner` still holds it. Returns the new counters.
+   * (trimmed to `keep`), and releases the run lease. A `leased` run whose lease another runner now
+   * holds is not recorded at all (`recorded: false`). Returns the new counters.
    */
   finishRun(params: {
     record: RunRecord;
@@ -68,7 +69,7 @@ export interface ScheduleStore {
     nextRunAfter: number | null;
     breakerAfter: number | null;
     keep: number;
-  }): Promise<{ consecutiveFailures: number; breakerOpened: boolean }>;
+  }): Promise<{ recorded: boolean; consecutiveFailures: number; breakerOpened: boolean }>;
 
   setTaskPause(params: { name: string; until: number | null }): Promise<void>;
   /** Clears breakers and per-task pauses (all tasks when `name` is null). */
