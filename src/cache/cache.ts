@@ -1,5 +1,5 @@
 import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError, describe } from "../core/errors.js";
+import { InvalidInputError, InvalidPayloadError, describe } from "../core/errors.js";
 import { serialisePayload } from "../core/json.js";
 import type { CacheStore } from "./store.js";
 
@@ -25,8 +25,17 @@ export class Cache {
   async put<T>(key: string, value: T, options: { fetchedAt?: Date | number } = {}): Promise<CacheEntry<T>> {
     checkKey(key);
     const fetchedAt = options.fetchedAt === undefined ? this.now() : options.fetchedAt instanceof Date ? options.fetchedAt.getTime() : options.fetchedAt;
-    if (!Number.isFinite(fetchedAt)) throw new InvalidInputError(`cache.put: fetchedAt must be a Date or epoch milliseconds, got ${describe(options.fetchedAt)}`);
-    await this.store.put({ key, value: serialisePayload(value), fetchedAt });
+    // An integer, as Date.getTime() gives: PostgreSQL's bigint column would refuse 1.5 where SQLite keeps it.
+    if (!Number.isSafeInteger(fetchedAt)) throw new InvalidInputError(`cache.put: fetchedAt must be a Date or epoch milliseconds (an integer), got ${describe(options.fetchedAt)}`);
+    let text: string;
+    try {
+      text = serialisePayload(value);
+    } catch (error) {
+      // serialisePayload speaks of a job payload; say what was refused here.
+      if (!(error instanceof InvalidPayloadError)) throw error;
+      throw new InvalidInputError(`cache.put(${JSON.stringify(key)}): the value is not JSON-serialisable: ${error.reason}`, error.code);
+    }
+    await this.store.put({ key, value: text, fetchedAt });
     return { value, fetchedAt };
   }
 

@@ -9,6 +9,7 @@ import { Scheduler } from "../schedule/scheduler.js";
 import { Cache } from "../cache/cache.js";
 import type { RunResult, TaskOptions, TaskStatus } from "../schedule/task.js";
 import { systemClock, type Clock, type TimerHandle } from "./clock.js";
+import type { Duration } from "./duration.js";
 import { InvalidInputError, UnknownQueueError, describe, errorText } from "./errors.js";
 import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "./logger.js";
 import { durationMs, fn, parseOptions } from "./options.js";
@@ -93,7 +94,7 @@ export class Tickwork {
   readonly scheduler: {
     status(): Promise<{ pausedUntil: number | null; tasks: TaskStatus[] }>;
     runNow(task: string): Promise<RunResult[]>;
-    pauseUntil(until: Date | number, task?: string): Promise<void>;
+    pauseUntil(until: Date | number | Duration, task?: string): Promise<void>;
     resume(task?: string): Promise<void>;
     backfill(task: string, from: Date | number, to: Date | number): Promise<RunResult[]>;
   };

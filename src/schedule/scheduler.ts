@@ -126,6 +126,9 @@ export class Scheduler {
     }
 
     if (def.overlap === "skip" && (elsewhere || runningHere)) {
+      // A task that catches up wants every slot: a busy slot waits for the run in progress (which may
+      // be this task's own catch-up) instead of being skipped.
+      if (def.catchUpMs !== false) return elsewhere ? row.runningUntil! + 1 : null;
       if (await store.skipSlot({ name: def.name, slot: due, expectedLastSlot: row.lastSlot })) {
         logger.warn("task.overlap_skipped", { task: def.name, scheduledAt: due, reason: "the previous run is still going" });
       }
@@ -379,8 +382,8 @@ export class Scheduler {
   /** Runs every slot of `name` from `from` to `to` (inclusive), oldest first, for tasks that need each one. */
   async backfill(name: string, from: Date | number, to: Date | number): Promise<RunResult[]> {
     const def = this.mustGet(name, "backfill");
-    const start = toTime(from, 0, "backfill: from");
-    const end = toTime(to, 0, "backfill: to");
+    const start = toInstant(from, "backfill: from");
+    const end = toInstant(to, "backfill: to");
     if (end < start) throw new InvalidInputError(`backfill: to (${new Date(end).toISOString()}) is before from (${new Date(start).toISOString()})`);
     const slots: number[] = [];
     for (let at = def.cadence.nextAfter(start - 1); at !== null && at <= end; at = def.cadence.nextAfter(at)) {
@@ -393,9 +396,12 @@ export class Scheduler {
     return results;
   }
 
-  /** The ops kill switch: no task runs on schedule until `until` (runNow still works). */
-  async pauseUntil(until: Date | number, task?: string): Promise<void> {
-    const at = toTime(until, 0, "pauseUntil");
+  /**
+   * The ops kill switch: no task runs on schedule until `until` (a Date, epoch ms, or a duration from
+   * now such as "1h"); runNow still works.
+   */
+  async pauseUntil(until: Date | number | Duration, task?: string): Promise<void> {
+    const at = toTime(until, this.deps.clock.now(), "pauseUntil");
     if (task === undefined) await this.deps.store.setPausedUntil({ until: at });
     else {
       const { name } = this.mustGet(task, "pauseUntil");
@@ -484,6 +490,12 @@ export class Scheduler {
     if (!def) throw new InvalidInputError(`${where}: unknown task ${describe(name)} (defined: ${this.names.join(", ") || "none"})`);
     return def;
   }
+}
+
+/** An absolute time: a Date or epoch ms (a duration string would silently mean 1970 here). */
+function toInstant(value: Date | number, where: string): number {
+  if (!(value instanceof Date) && typeof value !== "number") throw new InvalidInputError(`${where}: expected a Date or epoch milliseconds, got ${describe(value)}`);
+  return toTime(value, 0, where);
 }
 
 function toTime(value: Date | number | Duration, now: number, where: string): number {

@@ -145,7 +145,8 @@ export class SqlScheduleStore implements ScheduleStore {
     const result = record.result === undefined ? null : JSON.stringify(record.result);
     const [row] = await this.db.query<{ consecutive_failures: number; breaker_open: number }>(FINISH_RUN, [
       record.task,
-      record.finishedAt,
+      // lastRunAt is when the last run started, as the seed's lastTeneroRunAt.
+      record.startedAt,
       record.scheduledAt,
       record.durationMs,
       record.outcome,
