@@ -28,6 +28,8 @@ import {
 } from "./support.js";
 
 const QUICK = process.env.BENCH_QUICK === "1";
+/** A smoke run writes beside the measured results, never over them. */
+const OUT = `queue-${QUICK ? "quick" : "latest"}`;
 const JOBS = QUICK ? 2_000 : 20_000;
 const ENQUEUE_BATCH = 1_000;
 const FINISHED = QUICK ? 10_000 : 100_000;
@@ -399,9 +401,9 @@ async function main(): Promise<void> {
     targets: results,
     engineWarnings: Object.fromEntries(problems),
   };
-  writeFileSync(join(dir, "queue-latest.json"), `${JSON.stringify(json, null, 2)}\n`);
-  writeFileSync(join(dir, "queue-latest.md"), markdown(machine, load, reports, results));
-  console.log(`\nWrote ${join("bench", "results", "queue-latest.json")} and ${join("bench", "results", "queue-latest.md")}`);
+  writeFileSync(join(dir, OUT + ".json"), `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(join(dir, OUT + ".md"), markdown(machine, load, reports, results));
+  console.log(`\nWrote ${join("bench", "results", OUT + ".json")} and ${join("bench", "results", OUT + ".md")}`);
 }
 
 await main();

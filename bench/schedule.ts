@@ -31,6 +31,8 @@ import { postgresBackend, sqliteBackend, type Backend, type Fixture } from "./fi
 import { deferred, fmt, machineInfo, markdownTable, quantile, repeat, sleep, textTable, watchLoad, within, type MachineInfo } from "./support.js";
 
 const QUICK = process.env.BENCH_QUICK === "1";
+/** A smoke run writes beside the measured results, never over them. */
+const OUT = `schedule-${QUICK ? "quick" : "latest"}`;
 const SLOTS = QUICK ? 4 : 20;
 const WARMUP_SLOTS = 2;
 const BACKLOG = QUICK ? 200 : 1_000;
@@ -358,7 +360,7 @@ async function main(): Promise<void> {
     summary,
     engineWarnings: Object.fromEntries(problems),
   };
-  writeFileSync(join(dir, "schedule-latest.json"), `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(join(dir, OUT + ".json"), `${JSON.stringify(json, null, 2)}\n`);
   const md = [
     "# Schedule benchmark",
     "",
@@ -392,8 +394,8 @@ async function main(): Promise<void> {
     "Regenerate with `npm run bench:schedule` (about 5 minutes; `BENCH_QUICK=1` for a smoke run of the harness).",
     "",
   ].join("\n");
-  writeFileSync(join(dir, "schedule-latest.md"), md);
-  console.log(`\nWrote ${join("bench", "results", "schedule-latest.json")} and ${join("bench", "results", "schedule-latest.md")}`);
+  writeFileSync(join(dir, OUT + ".md"), md);
+  console.log(`\nWrote ${join("bench", "results", OUT + ".json")} and ${join("bench", "results", OUT + ".md")}`);
 }
 
 await main();
