@@ -1,0 +1,104 @@
+import type { Hono } from "hono";
+import { createHttpClient, toMs, createTickwork, type Clock, type Duration, type HttpRetryOptions, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
+import { openDatabase, type AppDatabase, type DatabaseTarget } from "./database.js";
+import { createApi, listen, type Listening } from "./server.js";
+import { defineTasks, PRICES_TASK, SWEEP_TASK, type SweepOptions } from "./tasks.js";
+
+/** The competition's always-priced tokens; the agents' swaps add the rest. */
+export const BASE_TOKENS = ["stx", "sbtc", "usdh", "alex", "welsh"] as const;
+
+export interface PriceRefreshAppOptions {
+  database: DatabaseTarget;
+  /** Tenero's base URL (the fake's in tests and the demo). */
+  teneroUrl: string;
+  /**
+   * Sent as `x-api-key` when set. The seed's open question: Tenero's header name is unconfirmed
+   * (`x-api-key` is its guess); without a key the budget is per source IP (100/min, 50k/month).
+   */
+  teneroApiKey?: string;
+  /** The chain API the sweep reads (the fake Hiro's URL). */
+  hiroUrl: string;
+  /** Addresses of the competition's agents: the sweep records their swaps only. */
+  agents: readonly string[];
+  baseTokens?: readonly string[];
+  /** Production: prices "5m", sweep "15m" (README: the rationale). */
+  cadence?: { prices?: Duration; sweep?: Duration };
+  /** `GET /api/prices` reports older prices as stale; default 15m (three missed refreshes). */
+  priceMaxAge?: Duration;
+  /**
+   * Retries of a failing price or block request within a run: 5xx, timeouts and network errors,
+   * default 2 attempts in all. A 429 is never retried inside a run: the task backs off instead.
+   */
+  retry?: HttpRetryOptions;
+  /** Per-attempt timeout of the upstream calls; default 10s. */
+  requestTimeout?: Duration;
+  sweep?: SweepOptions;
+  adminToken?: string;
+  clock?: Clock;
+  logger?: LoggerOption;
+  logLevel?: LogLevel;
+  handleSignals?: boolean;
+}
+
+export interface PriceRefreshApp {
+  tw: Tickwork;
+  db: AppDatabase;
+  api: Hono;
+  /** Serves the API on 127.0.0.1 (any free port unless given). */
+  listen(options?: { port?: number }): Promise<Listening>;
+  /** Stops the engine (in-flight runs finish), closes the listeners and the database. */
+  stop(): Promise<void>;
+}
+
+/** 5xx, timeouts and network errors are worth one more try; a 429 is the scheduler's business. */
+const RETRY_ON = [500, 502, 503, 504];
+
+/** Seed 003 on tickwork: two periodic tasks, the cache they fill and the API that reads it, on one database. */
+export async function createPriceRefreshApp(options: PriceRefreshAppOptions): Promise<PriceRefreshApp> {
+  const { store, db } = await openDatabase(options.database);
+  let tw: Tickwork;
+  try {
+    tw = await createTickwork({ store, clock: options.clock, logger: options.logger, logLevel: options.logLevel, handleSignals: options.handleSignals ?? false });
+  } catch (error) {
+    await Promise.allSettled([store.close(), db.close()]);
+    throw error;
+  }
+  // Both clients log to the engine's logger: one sink for tickwork's events and the upstreams'
+  // failures (seed 003's root cause was a Tenero client that logged to a console nobody read).
+  const common = { logger: tw.logger, clock: tw.clock, timeout: options.requestTimeout ?? "10s", retry: options.retry ?? { maxAttempts: 2 }, retryOn: RETRY_ON };
+  const tenero = createHttpClient({
+    ...common,
+    name: "tenero",
+    baseUrl: options.teneroUrl,
+    ...(options.teneroApiKey ? { apiKey: { header: "x-api-key", value: options.teneroApiKey } } : {}),
+  });
+  const hiro = createHttpClient({ ...common, name: "hiro", baseUrl: options.hiroUrl });
+  const baseTokens = options.baseTokens ?? BASE_TOKENS;
+  const agents = new Set(options.agents);
+  const deps = { tw, db, tenero, hiro, baseTokens, agents, sweep: options.sweep, cadence: options.cadence };
+  defineTasks(deps);
+
+  const api = createApi({
+    tw,
+    maxAgeMs: toMs(options.priceMaxAge ?? "15m"),
+    tasks: [PRICES_TASK, SWEEP_TASK],
+    ...(options.adminToken !== undefined ? { adminToken: options.adminToken } : {}),
+  });
+  const listeners: Listening[] = [];
+
+  return {
+    tw,
+    db,
+    api,
+    async listen(o = {}) {
+      const l = await listen(api, o);
+      listeners.push(l);
+      return l;
+    },
+    async stop() {
+      await Promise.allSettled(listeners.map((l) => l.close()));
+      await tw.stop();
+      await db.close();
+    },
+  };
+}
