@@ -28,6 +28,8 @@ export type { TaskOptions, TaskContext, TaskRun, TaskStatus, RunRecord, RunResul
 export type { ScheduleStore } from "./schedule/store.js";
 export { Cache, type CacheEntry } from "./cache/cache.js";
 export type { CacheStore } from "./cache/store.js";
+export { Idempotency, DuplicateRequestError, IdempotencyKeyReuseError, type RunOptions as IdempotencyRunOptions, type IdempotencyOptions } from "./idempotency/idempotency.js";
+export type { IdempotencyStore, IdempotencyRecord } from "./idempotency/store.js";
 // http: a typed fetch wrapper with retries, per-attempt timeouts and rate-limit headers (seed 003's Tenero client).
 export {
   createHttpClient,

@@ -7,6 +7,7 @@ import { Queue } from "../queue/queue.js";
 import { JobAbortedError, QueueWorker } from "../queue/worker.js";
 import { Scheduler } from "../schedule/scheduler.js";
 import { Cache } from "../cache/cache.js";
+import { Idempotency, type IdempotencyOptions } from "../idempotency/idempotency.js";
 import type { RunResult, TaskOptions, TaskStatus } from "../schedule/task.js";
 import { systemClock, type Clock, type TimerHandle } from "./clock.js";
 import type { Duration } from "./duration.js";
@@ -36,6 +37,8 @@ const engineOptionsSchema = z
       .object({ succeeded: retentionMs.default(86_400_000), failed: retentionMs.default(14 * 86_400_000), cancelled: retentionMs.default(86_400_000) })
       .strict()
       .default({ succeeded: 86_400_000, failed: 14 * 86_400_000, cancelled: 86_400_000 }),
+    /** Idempotency keys: `ttl` (24 h), `staleAfter` (1 min), `isFailure`. */
+    idempotency: z.custom<IdempotencyOptions>((v) => typeof v === "object" && v !== null, "expected { ttl?, staleAfter?, isFailure? }").optional(),
     /** Run pending migrations when the engine is created; default true. */
     migrate: z.boolean().default(true),
     /** `start()` stops gracefully on SIGTERM and SIGINT (Node); default true. */
@@ -65,6 +68,8 @@ export async function createTickwork(options: TickworkOptions): Promise<Tickwork
   const tw = new Tickwork(o);
   if (o.migrate) await o.store.migrate();
   tw.announce();
+  // Seed 002: expired idempotency keys are removed at start (and then with the other pruning).
+  await tw.idempotency.prune();
   return tw;
 }
 
@@ -77,6 +82,8 @@ export class Tickwork {
   readonly jobs: Jobs;
   /** Values fetched on a schedule, read with the staleness a reader accepts: `put(key, value)`, `get(key, { maxAge })`. */
   readonly cache: Cache;
+  /** Check, claim, complete: `run({ scope, key, operation, claimScope?, fingerprint? }, fn)`. */
+  readonly idempotency: Idempotency;
   private readonly queues = new Map<string, Queue<unknown>>();
   private readonly workers = new Map<string, QueueWorker>();
   private started = false;
@@ -115,6 +122,7 @@ export class Tickwork {
       abortLocal: (id) => [...this.workers.values()].some((w) => w.abort(id, new JobAbortedError("cancelled", `job ${id} was cancelled`))),
     });
     this.cache = new Cache(this.store.cache, () => this.clock.now());
+    this.idempotency = new Idempotency({ store: this.store.idempotency, clock: this.clock, logger: this.logger }, o.idempotency);
     this.schedule = new Scheduler({ store: this.store.schedule, clock: this.clock, logger: this.logger, instanceId: this.instanceId, maxIdleMs: SCHEDULE_MAX_IDLE_MS });
     const schedule = this.schedule;
     this.scheduler = {
@@ -304,6 +312,7 @@ export class Tickwork {
       }
       if (pruned) this.logger.info("jobs.pruned", { status, count: pruned, olderThanMs: keep });
     }
+    await this.idempotency.prune();
   }
 }
 

@@ -3,6 +3,7 @@ import { StoreUnavailableError } from "../core/errors.js";
 import { JOBS_CHANNEL, PostgresQueueStore } from "../queue/postgres.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
+import { SqlIdempotencyStore } from "../idempotency/sql.js";
 import { migratePostgres, quoteIdent } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { postgresMigrations } from "./migrations/postgres.js";
@@ -44,6 +45,7 @@ export function postgres(config: string | PostgresOptions): Store {
     queue: new PostgresQueueStore(executor),
     schedule: new SqlScheduleStore(executor),
     cache: new SqlCacheStore(executor),
+    idempotency: new SqlIdempotencyStore(executor),
     migrate: () => migratePostgres((fn) => transaction(pool, fn), options.schema, postgresMigrations),
     async schemaVersion() {
       // Unqualified: the connection's search_path says where tickwork's tables are.

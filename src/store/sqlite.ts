@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { SqliteQueueStore } from "../queue/sqlite.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
+import { SqlIdempotencyStore } from "../idempotency/sql.js";
 import { sqliteSqlDb } from "./sql-db.js";
 import { migrateSqlite, sqliteSchemaVersion } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
@@ -31,6 +32,7 @@ export function sqlite(path: string, options: SqliteOptions = {}): Store {
     queue: new SqliteQueueStore(executor),
     schedule: new SqlScheduleStore(sql),
     cache: new SqlCacheStore(sql),
+    idempotency: new SqlIdempotencyStore(sql),
     migrate: async () => migrateSqlite(executor, sqliteMigrations),
     schemaVersion: async () => ({ current: sqliteSchemaVersion(executor), latest: latestVersion(sqliteMigrations) }),
     close: async () => {

@@ -1,6 +1,7 @@
 import type { QueueStore } from "../queue/store.js";
 import type { ScheduleStore } from "../schedule/store.js";
 import type { CacheStore } from "../cache/store.js";
+import type { IdempotencyStore } from "../idempotency/store.js";
 
 /**
  * A store: one database, with each module's operations on it. The stores are `sqlite(...)` and
@@ -12,6 +13,7 @@ export interface Store {
   readonly queue: QueueStore;
   readonly schedule: ScheduleStore;
   readonly cache: CacheStore;
+  readonly idempotency: IdempotencyStore;
   /** Brings the schema to the latest version; safe when many processes start at once. */
   migrate(): Promise<void>;
   /** The schema version in the database, and the latest this code knows. */

@@ -88,4 +88,29 @@ export const postgresMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: "idempotency keys",
+    sql: `
+      -- One row per (scope, key, operation): claimed while the operation runs ('processing'), then
+      -- 'completed' with its result for replays. claim_id fences completion to the claim's owner.
+      CREATE TABLE tickwork_idempotency (
+        scope        text   NOT NULL,
+        key          text   NOT NULL,
+        operation    text   NOT NULL,
+        status       text   NOT NULL CHECK (status IN ('processing', 'completed')),
+        claim_id     text   NOT NULL,
+        fingerprint  text,
+        result       text,
+        created_at   bigint NOT NULL,
+        renewed_at   bigint NOT NULL,
+        completed_at bigint,
+        PRIMARY KEY (scope, key, operation)
+      );
+      -- Scope-changing operations (seed 002: RESET creates a new account) are found by key and operation.
+      CREATE INDEX tickwork_idempotency_key ON tickwork_idempotency (key, operation);
+      -- Expired keys are deleted by age.
+      CREATE INDEX tickwork_idempotency_created ON tickwork_idempotency (created_at);
+    `,
+  },
 ];

@@ -93,4 +93,29 @@ export const sqliteMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: "idempotency keys",
+    sql: `
+      -- One row per (scope, key, operation): claimed while the operation runs ('processing'), then
+      -- 'completed' with its result for replays. claim_id fences completion to the claim's owner.
+      CREATE TABLE tickwork_idempotency (
+        scope        TEXT   NOT NULL,
+        key          TEXT   NOT NULL,
+        operation    TEXT   NOT NULL,
+        status       TEXT   NOT NULL CHECK (status IN ('processing', 'completed')),
+        claim_id     TEXT   NOT NULL,
+        fingerprint  TEXT,
+        result       TEXT,
+        created_at   INTEGER NOT NULL,
+        renewed_at   INTEGER NOT NULL,
+        completed_at INTEGER,
+        PRIMARY KEY (scope, key, operation)
+      );
+      -- Scope-changing operations (seed 002: RESET creates a new account) are found by key and operation.
+      CREATE INDEX tickwork_idempotency_key ON tickwork_idempotency (key, operation);
+      -- Expired keys are deleted by age.
+      CREATE INDEX tickwork_idempotency_created ON tickwork_idempotency (created_at);
+    `,
+  },
 ];

@@ -1,0 +1,93 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { DuplicateRequestError, IdempotencyKeyReuseError, type Idempotency } from "./idempotency.js";
+
+export interface IdempotencyKeyOptions {
+  idempotency: Idempotency;
+  /** Refuse requests without the header (400); default false: they run without deduplication. */
+  required?: boolean;
+  /** Whose keys these are, e.g. the authenticated account; default "anonymous". */
+  scope?: (c: Context) => string;
+  /** What the request does; default "METHOD /path". */
+  operation?: (c: Context) => string;
+  /** Methods the middleware applies to; default POST, PUT, PATCH, DELETE. */
+  methods?: string[];
+  /** Response headers kept for replays besides the defaults (content-type, location, etag...). */
+  replayHeaders?: string[];
+}
+
+const HEADER = "Idempotency-Key";
+const MAX_KEY_LENGTH = 255;
+const DEFAULT_REPLAY_HEADERS = ["content-type", "location", "content-location", "etag", "last-modified", "cache-control"];
+
+/** A response as it is kept for replays. */
+interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A 5xx is not an answer to remember: the claim is dropped so the client's retry runs again. */
+class ServerFailure extends Error {}
+
+/**
+ * The `Idempotency-Key` header (IETF draft "The Idempotency-Key HTTP Header Field") on tickwork's
+ * idempotency keys: a completed key replays the stored response (status, the headers that matter,
+ * body) with `Idempotent-Replayed: true`; a key still in flight gets 409; a key reused with another
+ * request body gets 422; a missing key on an endpoint that requires one gets 400. Errors are
+ * `application/problem+json`.
+ */
+export function idempotencyKey(options: IdempotencyKeyOptions): MiddlewareHandler {
+  const methods = new Set((options.methods ?? ["POST", "PUT", "PATCH", "DELETE"]).map((m) => m.toUpperCase()));
+  const keep = [...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((h) => h.toLowerCase())];
+  return async (c, next) => {
+    if (!methods.has(c.req.method)) return next();
+    const key = c.req.header(HEADER);
+    if (key === undefined) {
+      if (options.required) return problem(c, 400, "idempotency-key-missing", "Idempotency-Key required", `This endpoint requires an ${HEADER} header.`);
+      return next();
+    }
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
+      return problem(c, 400, "idempotency-key-invalid", "Invalid Idempotency-Key", `The ${HEADER} header must be 1 to ${MAX_KEY_LENGTH} characters long.`);
+    }
+    const operation = options.operation?.(c) ?? `${c.req.method} ${new URL(c.req.url).pathname}`;
+    const scope = options.scope?.(c) ?? "anonymous";
+    const fingerprint = await digest(`${operation}\n${await c.req.raw.clone().text()}`);
+    let executed = false;
+    try {
+      const stored = await options.idempotency.run<StoredResponse>({ scope, key, operation, fingerprint }, async () => {
+        executed = true;
+        await next();
+        if (c.res.status >= 500) throw new ServerFailure();
+        const body = await c.res.clone().text();
+        const headers: Record<string, string> = {};
+        for (const name of keep) {
+          const value = c.res.headers.get(name);
+          if (value !== null) headers[name] = value;
+        }
+        return { status: c.res.status, headers, body };
+      });
+      if (executed) return;
+      c.res = new Response(stored.body, { status: stored.status, headers: { ...stored.headers, "Idempotent-Replayed": "true" } });
+    } catch (error) {
+      if (error instanceof ServerFailure) return;
+      if (error instanceof DuplicateRequestError) {
+        c.header("Retry-After", "1");
+        return problem(c, 409, "idempotency-key-in-flight", "Request in progress", `A request with this ${HEADER} is still being processed. Retry later.`);
+      }
+      if (error instanceof IdempotencyKeyReuseError) {
+        return problem(c, 422, "idempotency-key-reused", "Idempotency-Key reused", `This ${HEADER} was already used with a different request.`);
+      }
+      throw error;
+    }
+  };
+}
+
+function problem(c: Context, status: 400 | 409 | 422, type: string, title: string, detail: string): Response {
+  return c.body(JSON.stringify({ type: `urn:tickwork:problem:${type}`, title, status, detail }), status, { "content-type": "application/problem+json" });
+}
+
+/** SHA-256 of the request, hex; Web Crypto, so it runs in Node and workerd alike. */
+async function digest(text: string): Promise<string> {
+  const hash = await globalThis.crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
