@@ -29,8 +29,8 @@ export class InvalidDurationError extends InvalidInputError {
 }
 
 export class InvalidPayloadError extends InvalidInputError {
-  constructor(readonly reason: string, where?: string) {
-    super(`${where ? `${where}: ` : ""}job payload is not JSON-serialisable: ${reason}`, "TW_INVALID_PAYLOAD");
+  constructor(readonly reason: string, where?: string, subject = "job payload") {
+    super(`${where ? `${where}: ` : ""}${subject} is not JSON-serialisable: ${reason}`, "TW_INVALID_PAYLOAD");
   }
 }
 

@@ -17,6 +17,7 @@ export interface IdempotencyKeyOptions {
 
 const HEADER = "Idempotency-Key";
 const MAX_KEY_LENGTH = 255;
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 const DEFAULT_REPLAY_HEADERS = ["content-type", "location", "content-location", "etag", "last-modified", "cache-control"];
 
 /** A response as it is kept for replays. */
@@ -67,7 +68,9 @@ export function idempotencyKey(options: IdempotencyKeyOptions): MiddlewareHandle
         return { status: c.res.status, headers, body };
       });
       if (executed) return;
-      c.res = new Response(stored.body, { status: stored.status, headers: { ...stored.headers, "Idempotent-Replayed": "true" } });
+      // 204, 205 and 304 responses have no body; the Response constructor refuses one, even empty.
+      const body = NULL_BODY_STATUSES.has(stored.status) ? null : stored.body;
+      c.res = new Response(body, { status: stored.status, headers: { ...stored.headers, "Idempotent-Replayed": "true" } });
     } catch (error) {
       if (error instanceof ServerFailure) return;
       if (error instanceof DuplicateRequestError) {
