@@ -30,7 +30,9 @@ export interface RunOptions {
   /**
    * For operations that change the scope while they run (seed: RESET creates a new account): the
    * key is looked up by (key, operation) alone and claimed, completed and failed under this scope,
-   * the one current when the operation started.
+   * the one current when the operation started. Because the lookup spans scopes, such keys must be
+   * unique across scopes (a client-generated UUID is; "1" is not): in the seed each user's keys
+   * lived in their own Durable Object, here they may share a table.
    */
   claimScope?: string;
   /** A digest of the request; the same key with another fingerprint is refused. */

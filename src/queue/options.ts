@@ -40,7 +40,12 @@ const queueOptionsSchema = z
      * call skips it, so work that must happen should read failed jobs (`tw.jobs.list`) instead.
      */
     onFailed: fn<FailedHook>("a function (job, error) => void").optional(),
-    /** Jobs claimed per round trip; default twice the concurrency (the extra half is prefetch). */
+    /**
+     * Jobs claimed per round trip. Default: adaptive, starting at twice the concurrency (the extra
+     * half is prefetch) and doubling, up to 16 times the concurrency, while workers sit idle waiting
+     * for a claim (fast jobs); slow jobs keep it small, so prefetch never hoards work other
+     * processes could run.
+     */
     batchSize: z.number().int().min(1).max(10_000).optional(),
   })
   .strict();
@@ -62,7 +67,10 @@ export interface QueueConfig {
   maxAttempts: number;
   backoff: BackoffPolicy;
   rateLimit: { max: number; perMs: number } | undefined;
+  /** Jobs claimed per round trip (the starting size when adaptive). */
   batchSize: number;
+  /** No batchSize was given: the worker grows its batch while it starves for jobs (see QueueWorker). */
+  adaptiveBatch: boolean;
 }
 
 /** The library's default retry delays: 1s, 2s, 4s... up to 1h, with equal jitter. */
@@ -83,7 +91,8 @@ export function parseQueueOptions(name: string, options: unknown): QueueConfig {
     maxAttempts: o.retry.maxAttempts,
     backoff: o.retry.backoff ?? defaultBackoff,
     rateLimit: o.rateLimit ? { max: o.rateLimit.max, perMs: o.rateLimit.per } : undefined,
-    batchSize: o.batchSize ?? Math.max(2 * o.concurrency, 10),
+    batchSize: o.batchSize ?? 2 * o.concurrency,
+    adaptiveBatch: o.batchSize === undefined,
   };
 }
 

@@ -7,8 +7,8 @@ type Waiter = { outcome: Outcome; resolve: (accepted: boolean) => void; reject: 
  * the same turn of the event loop, are written together in one statement.
  *
  * The crash trade-off: an outcome waits here at most one write (about a millisecond), and a worker
- * claims nothing more while a batch's worth of outcomes is unrecorded, so at most `batchSize` jobs
- * of a queue can be done-but-unrecorded at any moment. If the process
+ * claims nothing more while a batch's worth of outcomes is unrecorded, so at most one claim batch
+ * (`batchSize`, or up to 16 × concurrency when adaptive) of a queue can be done-but-unrecorded. If the process
  * dies in that window, the job's lease lapses and it runs again, so every job is run at least once,
  * and a handler must be idempotent for the rare double run (as with every at-least-once queue).
  */

@@ -58,6 +58,12 @@ export class QueueWorker {
   private heartbeatTimer: TimerHandle | undefined;
   private rate = { windowStart: 0, used: 0 };
   private whenEmpty: (() => void)[] = [];
+  /** Jobs per claim now; grows from `config.batchSize` while the worker starves (adaptiveBatch). */
+  private batch: number;
+  private readonly maxBatch: number;
+  /** Moving averages (wall-clock ms, not the engine's clock) that steer the batch: a job's run, a claim's round trip. */
+  private jobMs = 0;
+  private roundTripMs = 0;
   private lastYield = Date.now();
 
   constructor(
@@ -65,11 +71,13 @@ export class QueueWorker {
     private readonly deps: WorkerDeps,
   ) {
     this.workerId = `${deps.instanceId}/${config.name}`;
+    this.batch = config.batchSize;
+    this.maxBatch = config.adaptiveBatch ? Math.min(16 * config.concurrency, 1_000) : config.batchSize;
     this.outcomes = new OutcomeBatcher(deps.store, () => deps.clock.now(), () => this.pump());
   }
 
   get stats() {
-    return { running: this.running.size, prefetched: this.buffer.length, active: this.active };
+    return { running: this.running.size, prefetched: this.buffer.length, batch: this.batch, active: this.active };
   }
 
   // ---- continuous driver -------------------------------------------------------------------
@@ -118,12 +126,17 @@ export class QueueWorker {
   private pump(): void {
     if (!this.active || this.stopping) return;
     while (this.running.size < this.config.concurrency && this.buffer.length) this.launch(this.buffer.shift()!);
+    // Slots free, nothing prefetched, a claim or the last batch's outcomes still on their way, and jobs
+    // that take less than a round trip: move more per statement (a batch costs one statement whatever
+    // its size). Jobs slower than a round trip keep the batch small, so prefetch never hoards them.
+    const waiting = this.claiming || this.outcomes.size > 0;
+    if (waiting && !this.exhausted && this.buffer.length === 0 && this.running.size < this.config.concurrency && this.jobMs < this.roundTripMs) this.grow();
     if (this.claiming || this.exhausted) return;
     // Outcomes not yet recorded count against the batch: claiming stops until they are written, which
     // bounds what a crash can make run twice and keeps fast handlers from starving the writes.
     const unrecorded = this.outcomes.size;
-    const room = this.allowance(this.config.batchSize - this.running.size - this.buffer.length - unrecorded);
-    if (room >= Math.max(1, Math.floor(this.config.batchSize / 4))) this.claimInFlight = this.claimBatch(room);
+    const room = this.allowance(this.batch - this.running.size - this.buffer.length - unrecorded);
+    if (room >= Math.max(1, Math.floor(this.batch / 4))) this.claimInFlight = this.claimBatch(room);
     else if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
   }
 
@@ -132,14 +145,20 @@ export class QueueWorker {
     this.wokenDuringClaim = false;
     try {
       await this.yieldIfBusy();
+      const sent = performance.now();
       const jobs = await this.claim(limit);
+      this.roundTripMs += (performance.now() - sent - this.roundTripMs) / 8;
       if (this.stopping) {
         for (const entry of jobs) this.release(entry);
         return;
       }
       this.buffer.push(...jobs);
       // A wake-up that arrived while the claim was in flight may be for a job the claim's snapshot missed.
-      if (jobs.length < limit && !this.wokenDuringClaim) this.exhausted = true;
+      if (jobs.length < limit && !this.wokenDuringClaim) {
+        this.exhausted = true;
+        // The backlog is gone: start small again next time.
+        this.batch = this.config.batchSize;
+      }
     } catch (error) {
       this.storeError("claim", error);
       this.exhausted = true;
@@ -203,7 +222,9 @@ export class QueueWorker {
 
   private launch(entry: Running): void {
     this.running.set(entry.job.id, entry);
+    const started = performance.now();
     void this.execute(entry).then((outcome) => {
+      this.jobMs += (performance.now() - started - this.jobMs) / 8;
       this.running.delete(entry.job.id);
       if (!entry.released) this.report(entry.job, outcome).catch((error) => this.storeError("settle", error));
       if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
@@ -253,6 +274,10 @@ export class QueueWorker {
     const entries = jobs.map((job) => ({ job, controller: new AbortController(), seq: ++this.seq, released: false }));
     if (entries.length) this.armHeartbeat();
     return entries;
+  }
+
+  private grow(): void {
+    if (this.batch < this.maxBatch) this.batch = Math.min(this.maxBatch, this.batch * 2);
   }
 
   /** Limits `want` by the queue's rate limit in the current window. */
