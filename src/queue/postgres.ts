@@ -11,18 +11,30 @@ const KEY_FREE = `(j.key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
   WHERE live.queue = j.queue AND live.key = j.key AND live.${LIVE}))`;
 
 // One statement per batch: the rows travel as arrays and unnest() turns them back into rows.
-// The notify rides in the same statement, so it fires exactly when (and if) the insert commits.
-const INSERT_MANY = `
-  WITH ins AS (
+const INSERT_ROWS = `
     INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at)
     SELECT $1, t.payload, t.key, 'pending', t.priority, t.run_at, t.max_attempts, $7::bigint
     FROM unnest($2::json[], $3::text[], $4::int[], $5::bigint[], $6::int[])
          WITH ORDINALITY AS t(payload, key, priority, run_at, max_attempts, ord)
     ORDER BY t.ord
     ON CONFLICT DO NOTHING
-    RETURNING id, key
-  )
+    RETURNING id, key`;
+
+// With the notify riding in the same statement, it fires exactly when (and if) the insert commits.
+const INSERT_MANY = `
+  WITH ins AS (${INSERT_ROWS})
   SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', $1)) AS notify`;
+
+const INSERT_MANY_QUIET = `WITH ins AS (${INSERT_ROWS}) SELECT ins.id::text AS id, ins.key FROM ins`;
+
+/**
+ * NOTIFY serialises commits (PostgreSQL takes a global lock to queue notifications), which more than
+ * halves the rate of single enqueues here (about 5,100 plain inserts/s against 2,000 with a notify).
+ * So enqueues of one queue notify at most once per window: the first inline, and the others are
+ * covered by one trailing notify sent after they committed. Workers in other processes learn of a
+ * job at most this much later; workers in this process are woken in memory at once.
+ */
+const NOTIFY_WINDOW_MS = 5;
 
 // Exported (with RESCUE_EXPIRED, NEXT_WAKE and FIND_KEY_HOLDERS) for the query-plan test.
 export const CLAIM_DUE = `
@@ -85,12 +97,18 @@ export const FIND_KEY_HOLDERS = `SELECT * FROM tickwork_jobs WHERE queue = $1 AN
 
 /** The queue on PostgreSQL: one round trip per batch, `FOR UPDATE SKIP LOCKED` so workers never wait on each other. */
 export class PostgresQueueStore implements QueueStore {
+  private readonly lastNotified = new Map<string, number>();
+  private readonly trailing = new Set<string>();
+
   constructor(private readonly db: PgExecutor) {}
 
   async insertMany({ queue, rows, now, tx }: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient }): Promise<InsertResult[]> {
     const run = async <T>(sql: string, params: unknown[]): Promise<T[]> =>
       tx ? ((await tx.query(sql, params)).rows as T[]) : this.db.query<T>(sql, params);
-    const inserted = await run<{ id: string; key: string | null }>(INSERT_MANY, [
+    // Inside a caller's transaction the notify must be part of it (it fires at their commit).
+    const inline = tx !== undefined || performance.now() - (this.lastNotified.get(queue) ?? -Infinity) >= NOTIFY_WINDOW_MS;
+    if (inline && !tx) this.lastNotified.set(queue, performance.now());
+    const inserted = await run<{ id: string; key: string | null }>(inline ? INSERT_MANY : INSERT_MANY_QUIET, [
       queue,
       rows.map((r) => r.payload),
       rows.map((r) => r.key),
@@ -99,6 +117,7 @@ export class PostgresQueueStore implements QueueStore {
       rows.map((r) => r.maxAttempts),
       now,
     ]);
+    if (!inline && inserted.length) this.notifyAfterWindow(queue);
     // RETURNING yields inserted rows in insertion order (the ORDER BY ord above). A keyed row that
     // is missing lost to a live job, or to an earlier row of this same batch.
     const results: (InsertResult | undefined)[] = new Array(rows.length);
@@ -169,6 +188,19 @@ export class PostgresQueueStore implements QueueStore {
     const rescued = await this.db.query<RescuedJob>(RESCUE_EXPIRED, [now, queues, limit, LEASE_EXPIRED_ERROR]);
     await this.notify(rescued.filter((j) => j.status === "pending").map((j) => j.queue));
     return rescued;
+  }
+
+  /** The trailing notify for quiet inserts; scheduled once they committed, so it never comes before them. */
+  private notifyAfterWindow(queue: string): void {
+    if (this.trailing.has(queue)) return;
+    this.trailing.add(queue);
+    const wait = Math.max(0, (this.lastNotified.get(queue) ?? 0) + NOTIFY_WINDOW_MS - performance.now());
+    setTimeout(() => {
+      this.trailing.delete(queue);
+      this.lastNotified.set(queue, performance.now());
+      // A lost trailing notify delays other processes until their poll; it is never worth an error.
+      this.notify([queue]).catch(() => {});
+    }, wait);
   }
 
   /**
