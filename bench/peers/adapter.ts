@@ -1,0 +1,122 @@
+/**
+ * The one interface every system in the side-by-side benchmark implements (`setup`, `bulkEnqueue`,
+ * `runN`, `latency`, `sustained`, `teardown`), and the primitives each adapter module supplies to
+ * get it. The workloads themselves live once, in `workloads.ts`, so every system is timed by the
+ * same code: an adapter only says how its system enqueues, starts workers and counts jobs.
+ */
+
+/** What every benchmark job carries: its number, and when (performance.now(), this process) it was enqueued. */
+export interface Payload {
+  n: number;
+  t: number;
+}
+
+/** Called by a system's no-op handler, first thing, with the job's payload. */
+export type OnJob = (payload: Payload) => void;
+
+export type Setting = "defaults" | "tuned";
+
+/** One fresh namespace (schema, SQLite file, Redis key prefix) with its workers configured, not started. */
+export interface Instance {
+  /** One call of the system's bulk API. */
+  enqueueBatch(payloads: Payload[]): Promise<void>;
+  /** One call of the system's single-job API. */
+  enqueue(payload: Payload): Promise<void>;
+  /** Starts the workers configured by `open`; resolves once they run. */
+  startWorkers(): Promise<void>;
+  /** Jobs the system's own records still show as not completed (waiting, locked/active, retrying). */
+  unfinished(): Promise<number>;
+  /**
+   * Jobs the system recorded as completed. graphile-worker deletes completed jobs and BullMQ
+   * (tuned) removes them, so their adapters count what the system reports instead (see each module).
+   */
+  completed(): Promise<number>;
+  /** Failed attempts the system recorded (no-op handlers never throw, so anything here is a bug). */
+  failed(): Promise<number>;
+  stopWorkers(): Promise<void>;
+  /** Closes connections and removes the namespace (drops the schema, deletes the file, the keys). */
+  dispose(): Promise<void>;
+}
+
+export interface OpenOptions {
+  concurrency: number;
+  onJob: OnJob;
+}
+
+/** What an adapter module exports: a description, and how to open a fresh instance. */
+export interface System {
+  /** Stable id for JSON, e.g. "graphile-worker.tuned". */
+  id: string;
+  /** "graphile-worker", "pg-boss", "BullMQ", "tickwork". */
+  name: string;
+  /** Version of the package under test. */
+  version: string;
+  /** Where the jobs live: "PostgreSQL", "Redis", "SQLite (file, WAL)". */
+  backend: string;
+  setting: Setting;
+  /** A peer (graphile-worker, pg-boss, BullMQ) or tickwork itself; ratios are against the best peer. */
+  peer: boolean;
+  /** The settings used at a given concurrency, for the report (only what differs from the system's defaults). */
+  settings(concurrency: number): Record<string, unknown>;
+  open(options: OpenOptions): Promise<Instance>;
+}
+
+// ---- results of the workloads ------------------------------------------------------------------
+
+export interface EnqueueFigures {
+  jobsPerSec: number;
+}
+
+export interface RunFigures {
+  /** jobs/s from the call that starts the workers to the last job recorded completed. */
+  jobsPerSec: number;
+  /** jobs/s to the last handler call (before the last completion is written). */
+  toLastHandler: number;
+  /** ms the worker start call took (inside the figure above). */
+  startMs: number;
+  /** Set when the run hit its time budget: jobs that ran in it, of `jobs`. */
+  partial?: { ran: number; of: number; seconds: number };
+}
+
+export interface LatencyFigures {
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  /** Samples taken (fewer than asked when the time budget ran out first). */
+  samples: number;
+}
+
+export interface SustainedFigures {
+  /** Jobs asked for (rate x seconds) and jobs the producer got acknowledged within the window. */
+  offered: number;
+  enqueued: number;
+  /** Acknowledged enqueues per second over the window. */
+  enqueueRate: number;
+  /** Handler starts per second over the window. */
+  startRate: number;
+  /** Jobs enqueued but not yet started when the window closed. */
+  backlogAtEnd: number;
+  /** Jobs still not started after the drain budget (0 when the queue caught up). */
+  backlogAfterDrain: number;
+  /** ms from the end of the window until every enqueued job had started, or null if it did not within the budget. */
+  drainMs: number | null;
+  /** The backlog at the end is at most one second of production and the producer kept its rate. */
+  keptUp: boolean;
+  /** Enqueue-to-start latency (ms) over the jobs that started; a lower bound when some never did. */
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+/** The interface main.ts drives: one call per measurement, each on a fresh namespace it sets up and tears down. */
+export interface Adapter {
+  system: System;
+  setup(options: OpenOptions): Promise<Instance>;
+  bulkEnqueue(jobs: number, batch: number): Promise<EnqueueFigures>;
+  runN(jobs: number, concurrency: number, budgetMs: number): Promise<RunFigures>;
+  latency(samples: number, budgetMs: number): Promise<LatencyFigures>;
+  sustained(options: { rate: number; seconds: number; concurrency: number; drainBudgetMs: number }): Promise<SustainedFigures>;
+  teardown(instance: Instance): Promise<void>;
+}

@@ -1,0 +1,217 @@
+/**
+ * `npm run bench:peers`: tickwork next to graphile-worker, pg-boss and BullMQ, in one run, on the
+ * same PostgreSQL and Redis, with the same workloads (`workloads.ts`), alternating the systems'
+ * order between repetitions. Writes bench/results/peers-latest.{json,md}.
+ *
+ * Options:
+ *   --quick                   small sizes (2,000 jobs, 100 latency samples, 5 s sustained, 1 repetition):
+ *                             a smoke run of the harness; results go to a temp dir unless --out is given
+ *   --sustained-seconds N     length of the sustained workload (default 60)
+ *   --sustained-rate N        producer rate in jobs/s (default 2,000)
+ *   --reps N                  repetitions (default 3)
+ *   --systems a,b             only systems whose id contains one of these (e.g. tickwork,BullMQ.tuned)
+ *   --workloads a,b           only these workloads: enqueue, run.c10, run.c50, latency, sustained
+ *   --out DIR                 where to write peers-latest.{json,md}
+ * A missed target is printed, never a failed exit; a measurement that throws becomes an error in
+ * its row and sets a non-zero exit code.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import Database from "better-sqlite3";
+import { fmt, machineInfo, now, watchLoad } from "../support.js";
+import type { Adapter, System } from "./adapter.js";
+import { bullmqSystem } from "./bullmq.js";
+import { graphileWorkerSystem } from "./graphile-worker.js";
+import { pgBossSystem } from "./pg-boss.js";
+import { json, machineLine, markdown, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
+import { postgresInfo, redisInfo, tickworkRevision } from "./servers.js";
+import { sqliteWriteLimit } from "./sqlite-limit.js";
+import { tickworkSystem } from "./tickwork.js";
+import { adapterFor, problems } from "./workloads.js";
+
+const WORKLOADS: readonly WorkloadId[] = ["enqueue", "run.c10", "run.c50", "latency", "sustained"];
+
+function parameters(): { p: Parameters; systems: string[] | undefined; workloads: WorkloadId[]; out: string | undefined } {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: "boolean", default: false },
+      "sustained-seconds": { type: "string" },
+      "sustained-rate": { type: "string" },
+      reps: { type: "string" },
+      systems: { type: "string" },
+      workloads: { type: "string" },
+      out: { type: "string" },
+    },
+    strict: true,
+  });
+  const number = (name: string, value: string | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} expects a positive number, got ${value}`);
+    return n;
+  };
+  const quick = values.quick ?? false;
+  const workloads = values.workloads ? values.workloads.split(",").map((w) => w.trim()) : [...WORKLOADS];
+  for (const w of workloads) if (!WORKLOADS.includes(w as WorkloadId)) throw new Error(`unknown workload "${w}" (expected ${WORKLOADS.join(", ")})`);
+  return {
+    p: {
+      quick,
+      repetitions: number("reps", values.reps, quick ? 1 : 3),
+      jobs: quick ? 2_000 : 20_000,
+      enqueueBatch: 1_000,
+      latencySamples: quick ? 100 : 500,
+      latencyConcurrency: 10,
+      sustainedRate: number("sustained-rate", values["sustained-rate"], 2_000),
+      sustainedSeconds: number("sustained-seconds", values["sustained-seconds"], quick ? 5 : 60),
+      sustainedConcurrency: 10,
+      runBudgetSeconds: quick ? 10 : 30,
+      latencyBudgetSeconds: quick ? 10 : 30,
+      drainBudgetSeconds: quick ? 5 : 10,
+      sqliteLimitTransactions: quick ? 5_000 : 50_000,
+    },
+    systems: values.systems?.split(",").map((s) => s.trim().toLowerCase()),
+    workloads: workloads as WorkloadId[],
+    out: values.out,
+  };
+}
+
+function allSystems(): System[] {
+  return [
+    graphileWorkerSystem("defaults"),
+    graphileWorkerSystem("tuned"),
+    pgBossSystem("defaults"),
+    pgBossSystem("tuned"),
+    bullmqSystem("defaults"),
+    bullmqSystem("tuned"),
+    tickworkSystem("PostgreSQL", "defaults"),
+    tickworkSystem("PostgreSQL", "tuned"),
+    tickworkSystem("SQLite", "defaults"),
+    tickworkSystem("SQLite", "tuned"),
+  ];
+}
+
+function measureOnce(adapter: Adapter, workload: WorkloadId, p: Parameters): Promise<FiguresByWorkload[WorkloadId]> {
+  switch (workload) {
+    case "enqueue":
+      return adapter.bulkEnqueue(p.jobs, p.enqueueBatch);
+    case "run.c10":
+      return adapter.runN(p.jobs, 10, p.runBudgetSeconds * 1000);
+    case "run.c50":
+      return adapter.runN(p.jobs, 50, p.runBudgetSeconds * 1000);
+    case "latency":
+      return adapter.latency(p.latencySamples, p.latencyBudgetSeconds * 1000);
+    case "sustained":
+      return adapter.sustained({ rate: p.sustainedRate, seconds: p.sustainedSeconds, concurrency: p.sustainedConcurrency, drainBudgetMs: p.drainBudgetSeconds * 1000 });
+  }
+}
+
+function headline(workload: WorkloadId, f: FiguresByWorkload[WorkloadId]): string {
+  if ("partial" in f && f.partial) return `${fmt(f.jobsPerSec)} jobs/s (partial: ${f.partial.ran} of ${f.partial.of})`;
+  if (workload === "latency" && "p99" in f && "samples" in f) return `p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms (${f.samples} samples)`;
+  if ("keptUp" in f) return `${fmt(f.startRate)} started/s, backlog ${Math.round(f.backlogAtEnd)} at end, p99 ${fmt(f.p99)} ms${f.keptUp ? "" : ", fell behind"}`;
+  if ("jobsPerSec" in f) return `${fmt(f.jobsPerSec)} jobs/s`;
+  return "";
+}
+
+async function main(): Promise<void> {
+  const { p, systems: only, workloads, out } = parameters();
+  const systems = allSystems().filter((s) => !only || only.some((o) => s.id.toLowerCase().includes(o)));
+  if (!systems.length) throw new Error("--systems matched no system");
+  const adapters = systems.map(adapterFor);
+  const machine = machineInfo();
+  const revision = tickworkRevision();
+  const load = watchLoad();
+  const t0 = now();
+  console.log(`tickwork vs peers${p.quick ? " (--quick: small sizes, not a measurement)" : ""}`);
+  console.log(machineLine(machine));
+  console.log(`tickwork ${revision}`);
+  const [postgres, redis] = [await postgresInfo(), await redisInfo()];
+  const sqliteVersion = (() => {
+    const db = new Database(":memory:");
+    try {
+      return (db.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v;
+    } finally {
+      db.close();
+    }
+  })();
+  console.log(`PostgreSQL ${postgres.version}, Redis ${redis.version}, SQLite ${sqliteVersion}; systems: ${systems.map((s) => s.id).join(", ")}\n`);
+
+  // Warm-up, not reported: JIT, each system's statement caches, the servers' buffers.
+  for (const adapter of adapters) {
+    process.stdout.write(`warm-up ${adapter.system.id}\n`);
+    try {
+      await adapter.runN(Math.min(1_000, p.jobs), 10, 5_000);
+      await adapter.latency(10, 3_000);
+    } catch (error) {
+      console.log(`  warm-up failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  const results = Object.fromEntries(WORKLOADS.map((w) => [w, {}])) as Results;
+  const sqliteLimit: number[] = [];
+  const measureLimit = systems.some((s) => s.backend.startsWith("SQLite")) && workloads.some((w) => w.startsWith("run."));
+  const total = workloads.length * p.repetitions * adapters.length;
+  let done = 0;
+  for (const workload of workloads) {
+    const cells = results[workload] as Record<string, Cell<FiguresByWorkload[WorkloadId]>>;
+    for (let rep = 0; rep < p.repetitions; rep++) {
+      if (measureLimit && workload.startsWith("run.")) {
+        const limit = sqliteWriteLimit(p.sqliteLimitTransactions);
+        sqliteLimit.push(limit);
+        console.log(`${workload} rep ${rep + 1}: SQLite single-row write transactions: ${fmt(limit)} tx/s`);
+      }
+      const order = rep % 2 === 0 ? adapters : [...adapters].reverse();
+      for (const adapter of order) {
+        const id = adapter.system.id;
+        const cell = (cells[id] ??= { values: [], errors: [] });
+        const prefix = `[${++done}/${total}] ${workload} rep ${rep + 1}/${p.repetitions} ${id}`;
+        try {
+          const figures = await measureOnce(adapter, workload, p);
+          cell.values.push(figures);
+          console.log(`${prefix}: ${headline(workload, figures)}`);
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          cell.errors.push(message);
+          process.exitCode = 1;
+          console.log(`${prefix}: ERROR ${message}`);
+        }
+      }
+    }
+  }
+
+  const report: Report = {
+    parameters: p,
+    machine,
+    load: load.stop(),
+    servers: { postgres, redis, sqlite: { version: sqliteVersion, settings: { journal_mode: "wal", synchronous: "normal" } } },
+    systems,
+    revision,
+    results,
+    sqliteLimit,
+    problems,
+    durationSeconds: (now() - t0) / 1000,
+  };
+  console.log(`\n${terminal(report)}`);
+
+  const dir = out ?? (p.quick ? mkdtempSync(join(tmpdir(), "tickwork-peers-quick-")) : join(dirname(fileURLToPath(import.meta.url)), "..", "results"));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "peers-latest.json"), `${JSON.stringify(json(report), null, 2)}\n`);
+  writeFileSync(join(dir, "peers-latest.md"), markdown(report));
+  const shown = relative(process.cwd(), dir) || ".";
+  console.log(`\nWrote ${join(shown.startsWith("..") ? dir : shown, "peers-latest.json")} and peers-latest.md`);
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exitCode = 1;
+}
+// A driver that keeps a socket open must not keep a finished benchmark alive (and CI waiting).
+setTimeout(() => {
+  console.warn("open handles kept the process alive after the run; exiting");
+  process.exit();
+}, 5_000).unref();

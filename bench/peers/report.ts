@@ -1,0 +1,410 @@
+/**
+ * Tables, ratios and targets of the side-by-side benchmark, for the terminal and for
+ * bench/results/peers-latest.{json,md}. Nothing here measures; main.ts hands over the figures.
+ */
+import { fmt, markdownTable, quantile, summarise, textTable, type MachineInfo, type Summary } from "../support.js";
+import type { EnqueueFigures, LatencyFigures, RunFigures, SustainedFigures, System } from "./adapter.js";
+
+export type WorkloadId = "enqueue" | "run.c10" | "run.c50" | "latency" | "sustained";
+
+export interface FiguresByWorkload {
+  enqueue: EnqueueFigures;
+  "run.c10": RunFigures;
+  "run.c50": RunFigures;
+  latency: LatencyFigures;
+  sustained: SustainedFigures;
+}
+
+/** One system's repetitions of one workload: the figures of those that worked, the errors of the rest. */
+export interface Cell<T> {
+  values: T[];
+  errors: string[];
+}
+
+export type Results = { [W in WorkloadId]: Record<string, Cell<FiguresByWorkload[W]>> };
+
+export interface Parameters {
+  quick: boolean;
+  repetitions: number;
+  jobs: number;
+  enqueueBatch: number;
+  latencySamples: number;
+  latencyConcurrency: number;
+  sustainedRate: number;
+  sustainedSeconds: number;
+  sustainedConcurrency: number;
+  runBudgetSeconds: number;
+  latencyBudgetSeconds: number;
+  drainBudgetSeconds: number;
+  sqliteLimitTransactions: number;
+}
+
+export interface ServerInfo {
+  version: string;
+  settings: Record<string, string>;
+}
+
+export interface Report {
+  parameters: Parameters;
+  machine: MachineInfo;
+  load: { max: number; mean: number };
+  servers: { postgres: ServerInfo; redis: ServerInfo; sqlite: ServerInfo };
+  systems: System[];
+  /** The tickwork commit measured (see servers.ts tickworkRevision). */
+  revision: string;
+  results: Results;
+  sqliteLimit: number[];
+  problems: Map<string, number>;
+  durationSeconds: number;
+}
+
+// ---- figures -----------------------------------------------------------------------------------
+
+function summary<T>(cell: Cell<T> | undefined, pick: (value: T) => number): Summary | undefined {
+  if (!cell || cell.values.length === 0) return undefined;
+  return summarise(cell.values.map(pick));
+}
+
+/** Counts (jobs, samples) without fmt's decimals for small numbers. */
+const int = (n: number) => Math.round(n).toLocaleString("en-US");
+
+const range = (s: Summary | undefined, f: (n: number) => string = fmt) => (s ? (s.samples.length > 1 ? `${f(s.median)} (${f(s.min)}-${f(s.max)})` : f(s.median)) : "n/a");
+
+function rowName(system: System): string {
+  return `${system.name} ${system.version}`;
+}
+
+function errorNote<T>(cell: Cell<T> | undefined): string {
+  if (!cell || cell.errors.length === 0) return "";
+  return `ERROR in ${cell.errors.length} of ${cell.errors.length + cell.values.length}: ${cell.errors[0]}`;
+}
+
+/** The best peer row for a figure: highest when `higher`, lowest otherwise. */
+function bestPeer(report: Report, value: (system: System) => number | undefined, higher: boolean): { system: System; value: number } | undefined {
+  let best: { system: System; value: number } | undefined;
+  for (const system of report.systems) {
+    const v = value(system);
+    if (!system.peer || v === undefined || !Number.isFinite(v)) continue;
+    if (!best || (higher ? v > best.value : v < best.value)) best = { system, value: v };
+  }
+  return best;
+}
+
+const ratio = (value: number | undefined, best: number | undefined) => (value === undefined || !best ? "" : `${(value / best).toFixed(2)}x`);
+
+// ---- tables ------------------------------------------------------------------------------------
+
+interface Table {
+  id: WorkloadId;
+  title: string;
+  note: string;
+  header: string[];
+  rows: string[][];
+  /** Columns holding numbers (right-aligned in Markdown). */
+  numeric: number[];
+}
+
+const enqueueValue = (f: EnqueueFigures) => f.jobsPerSec;
+const runValue = (f: RunFigures) => f.jobsPerSec;
+
+function throughputTable(report: Report, id: "enqueue" | "run.c10" | "run.c50"): Table {
+  const p = report.parameters;
+  const cells = report.results[id] as Record<string, Cell<EnqueueFigures | RunFigures>>;
+  const median = (system: System) => summary(cells[system.id], (f) => f.jobsPerSec)?.median;
+  const best = bestPeer(report, median, true);
+  const isRun = id !== "enqueue";
+  const rows = report.systems.map((system) => {
+    const cell = cells[system.id];
+    const s = summary(cell, isRun ? (f) => runValue(f as RunFigures) : (f) => enqueueValue(f as EnqueueFigures));
+    const notes: string[] = [];
+    if (isRun && cell) {
+      const partial = (cell.values as RunFigures[]).filter((f) => f.partial);
+      if (partial.length) {
+        const f = partial[0]!.partial!;
+        notes.push(`did not finish: ${int(f.ran)} of ${int(f.of)} jobs ran in ${f.seconds.toFixed(0)} s (rate over those)`);
+      }
+    }
+    const err = errorNote(cell);
+    if (err) notes.push(err);
+    const row = [rowName(system), system.backend, system.setting, range(s), ratio(s?.median, best?.value)];
+    if (isRun) row.splice(4, 0, range(summary(cell, (f) => (f as RunFigures).toLastHandler)));
+    return [...row, notes.join("; ")];
+  });
+  const concurrency = id === "run.c50" ? 50 : 10;
+  const header = isRun
+    ? ["System", "Backend", "Setting", "jobs/s to last completion", "jobs/s to last handler call", "vs best peer", "Note"]
+    : ["System", "Backend", "Setting", "jobs/s", "vs best peer", "Note"];
+  const bestText = best ? ` Best peer: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} jobs/s.` : "";
+  return isRun
+    ? {
+        id,
+        title: `Run ${fmt(p.jobs)} no-op jobs, concurrency ${concurrency}, one process`,
+        note:
+          `Jobs enqueued first (not timed); timed from the call that starts the workers to the last job the system recorded completed (tickwork: succeeded; graphile-worker: row deleted; pg-boss: state completed; BullMQ: moved to completed). ` +
+          `A run that does not finish within ${p.runBudgetSeconds} s reports the rate of the jobs that ran.${bestText}`,
+        header,
+        rows,
+        numeric: [3, 4, 5],
+      }
+    : {
+        id,
+        title: `Bulk enqueue ${fmt(p.jobs)} jobs`,
+        note: `Each system's bulk API, ${fmt(p.enqueueBatch)} jobs per call, one call after another, no workers running.${bestText}`,
+        header,
+        rows,
+        numeric: [3, 4],
+      };
+}
+
+function latencyTable(report: Report): Table {
+  const p = report.parameters;
+  const cells = report.results.latency;
+  const p99 = (system: System) => summary(cells[system.id], (f) => f.p99)?.median;
+  const best = bestPeer(report, p99, false);
+  const rows = report.systems.map((system) => {
+    const cell = cells[system.id];
+    const pick = (k: "p50" | "p95" | "p99" | "max") => range(summary(cell, (f) => f[k]));
+    const samples = cell && cell.values.length ? String(Math.min(...cell.values.map((f) => f.samples))) : "";
+    return [rowName(system), system.backend, system.setting, samples, pick("p50"), pick("p95"), pick("p99"), pick("max"), ratio(p99(system), best?.value), errorNote(cell)];
+  });
+  return {
+    id: "latency",
+    title: "Enqueue-to-start latency on an idle worker (ms)",
+    note:
+      `${p.latencySamples} single enqueues from the worker's process (concurrency ${p.latencyConcurrency}), one at a time, each waited for, 2-4 ms apart, after a short warm-up; ` +
+      `from just before the enqueue call to the handler's first line. A system that polls gets fewer samples: the loop stops after ${p.latencyBudgetSeconds} s ("samples" is the smallest count of the repetitions). ` +
+      `"vs best peer" is p99 over the best peer's p99 (lower is better)${best ? `; best peer: ${rowName(best.system)} ${best.system.setting}, p99 ${fmt(best.value)} ms` : ""}.`,
+    header: ["System", "Backend", "Setting", "samples", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
+    rows,
+    numeric: [3, 4, 5, 6, 7, 8],
+  };
+}
+
+function sustainedTable(report: Report): Table {
+  const p = report.parameters;
+  const cells = report.results.sustained;
+  const p99 = (system: System) => summary(cells[system.id], (f) => f.p99)?.median;
+  const best = bestPeer(report, p99, false);
+  const rows = report.systems.map((system) => {
+    const cell = cells[system.id];
+    const pick = (fn: (f: SustainedFigures) => number, format?: (n: number) => string) => range(summary(cell, fn), format);
+    const kept = cell && cell.values.length ? `${cell.values.filter((f) => f.keptUp).length} of ${cell.values.length}` : "";
+    const drains = cell?.values.map((f) => f.drainMs);
+    const drain = !drains?.length ? "" : drains.every((d) => d !== null) ? range(summarise(drains as number[])) : `not within ${p.drainBudgetSeconds} s (${int(Math.max(...cell!.values.map((f) => f.backlogAfterDrain)))} left)`;
+    const notes = [errorNote(cell)];
+    if (cell?.values.some((f) => f.backlogAfterDrain > 0)) notes.unshift("latencies are of the jobs that started (lower bounds)");
+    return [
+      rowName(system), system.backend, system.setting, pick((f) => f.enqueueRate), pick((f) => f.startRate), pick((f) => f.backlogAtEnd, int), drain, kept,
+      pick((f) => f.p50), pick((f) => f.p95), pick((f) => f.p99), pick((f) => f.max), ratio(p99(system), best?.value), notes.filter(Boolean).join("; "),
+    ];
+  });
+  return {
+    id: "sustained",
+    title: `Sustained load: ${fmt(p.sustainedRate)} jobs/s for ${p.sustainedSeconds} s`,
+    note:
+      `A producer in the workers' process issues single enqueues at ${fmt(p.sustainedRate)} jobs/s (each call when due, at most 100 outstanding, like 100 concurrent requests; a system slower than that falls behind its rate) while workers at concurrency ${p.sustainedConcurrency} run them. ` +
+      `"enqueued/s" and "started/s" are over the window; "backlog at end" is jobs enqueued but not started when the window closed; "drain (ms)" is how long after the window the rest took to start (budget ${p.drainBudgetSeconds} s). ` +
+      `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. Latency (ms) is enqueue call to handler start.` +
+      (best ? ` Best peer p99: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} ms.` : ""),
+    header: ["System", "Backend", "Setting", "enqueued/s", "started/s", "backlog at end", "drain (ms)", "kept up", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
+    rows,
+    numeric: [3, 4, 5, 6, 8, 9, 10, 11, 12],
+  };
+}
+
+export function tables(report: Report): Table[] {
+  const out: Table[] = [];
+  for (const id of ["enqueue", "run.c10", "run.c50"] as const) if (Object.keys(report.results[id]).length) out.push(throughputTable(report, id));
+  if (Object.keys(report.results.latency).length) out.push(latencyTable(report));
+  if (Object.keys(report.results.sustained).length) out.push(sustainedTable(report));
+  return out;
+}
+
+// ---- targets -----------------------------------------------------------------------------------
+
+export interface Check {
+  target: string;
+  row: string;
+  measured: string;
+  needed: string;
+  verdict: "PASS" | "MISS" | "n/a";
+  /** By how much a miss misses, in words. */
+  gap: string;
+}
+
+export function checks(report: Report): Check[] {
+  const out: Check[] = [];
+  const ours = (backend: string) => report.systems.filter((s) => !s.peer && s.backend.startsWith(backend));
+  const label = (s: System) => `tickwork ${s.backend} ${s.setting}`;
+
+  for (const id of ["run.c10", "run.c50"] as const) {
+    const cells = report.results[id];
+    if (!Object.keys(cells).length) continue;
+    const median = (s: System) => summary(cells[s.id], (f) => f.jobsPerSec)?.median;
+    const best = bestPeer(report, median, true);
+    const target = `PostgreSQL run throughput, concurrency ${id === "run.c10" ? 10 : 50} >= 1.5x best peer`;
+    for (const s of ours("PostgreSQL")) {
+      const v = median(s);
+      if (v === undefined || !best) {
+        out.push({ target, row: label(s), measured: "no figure", needed: "", verdict: "n/a", gap: "" });
+        continue;
+      }
+      const need = 1.5 * best.value;
+      out.push({
+        target, row: label(s), measured: `${fmt(v)} jobs/s (${(v / best.value).toFixed(2)}x)`,
+        needed: `${fmt(need)} jobs/s (1.5x ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)})`,
+        verdict: v >= need ? "PASS" : "MISS",
+        gap: v >= need ? "" : `${fmt(need - v)} jobs/s short: needs ${(((need - v) / v) * 100).toFixed(0)}% more`,
+      });
+    }
+  }
+
+  const latency = report.results.latency;
+  if (Object.keys(latency).length) {
+    const p99 = (s: System) => summary(latency[s.id], (f) => f.p99)?.median;
+    const bull = report.systems.filter((s) => s.name === "BullMQ").map((s) => ({ s, v: p99(s) })).filter((x) => x.v !== undefined).sort((a, b) => a.v! - b.v!)[0];
+    for (const s of ours("PostgreSQL")) {
+      const v = p99(s);
+      const target = "Enqueue-to-start p99 on PostgreSQL <= BullMQ's p99";
+      if (v === undefined || !bull) {
+        out.push({ target, row: label(s), measured: v === undefined ? "no figure" : `${fmt(v)} ms`, needed: bull ? "" : "no BullMQ figure", verdict: "n/a", gap: "" });
+        continue;
+      }
+      out.push({
+        target, row: label(s), measured: `${fmt(v)} ms`, needed: `<= ${fmt(bull.v!)} ms (BullMQ ${bull.s.setting})`,
+        verdict: v <= bull.v! ? "PASS" : "MISS",
+        gap: v <= bull.v! ? "" : `${fmt(v - bull.v!)} ms over (${(v / bull.v!).toFixed(2)}x BullMQ's)`,
+      });
+    }
+  }
+
+  if (report.sqliteLimit.length) {
+    const limit = quantile(report.sqliteLimit, 0.5);
+    for (const id of ["run.c10", "run.c50"] as const) {
+      const cells = report.results[id];
+      for (const s of ours("SQLite")) {
+        const v = summary(cells[s.id], (f) => f.jobsPerSec)?.median;
+        if (v === undefined) continue;
+        const need = 0.5 * limit;
+        out.push({
+          target: `SQLite run throughput, concurrency ${id === "run.c10" ? 10 : 50} >= 0.5x the single-row write transaction limit`,
+          row: label(s), measured: `${fmt(v)} jobs/s (${(v / limit).toFixed(2)}x the limit)`,
+          needed: `${fmt(need)} jobs/s (0.5x ${fmt(limit)} tx/s)`,
+          verdict: v >= need ? "PASS" : "MISS",
+          gap: v >= need ? "" : `${fmt(need - v)} jobs/s short: needs ${(((need - v) / v) * 100).toFixed(0)}% more`,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+// ---- output ------------------------------------------------------------------------------------
+
+export function machineLine(m: MachineInfo): string {
+  return `${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, load average ${m.loadAverage.join(" / ")} at start, ${m.date}`;
+}
+
+function serverLines(report: Report): string[] {
+  const settings = (s: ServerInfo) => Object.entries(s.settings).map(([k, v]) => `${k}=${v}`).join(", ");
+  const { postgres, redis, sqlite } = report.servers;
+  return [`PostgreSQL ${postgres.version} (${settings(postgres)})`, `Redis ${redis.version} (${settings(redis)})`, `SQLite ${sqlite.version} (${settings(sqlite)})`];
+}
+
+function loadLine(report: Report): string {
+  const { machine, load } = report;
+  const busy = machine.loadAverage[0]! >= 0.5 || load.max > machine.cores + 0.5;
+  return (
+    `Load average (1 min) during the run: mean ${load.mean}, max ${load.max} on ${machine.cores} cores (the benchmark alone keeps about 1-2 busy).` +
+    (busy ? " WARNING: other work competed for the CPU; figures, latency percentiles above all, are noisier than on a quiet machine." : "")
+  );
+}
+
+function limitLine(report: Report): string {
+  if (!report.sqliteLimit.length) return "";
+  const s = summarise(report.sqliteLimit);
+  return `SQLite single-row write transactions on this machine (better-sqlite3, WAL file, synchronous=NORMAL, ${fmt(report.parameters.sqliteLimitTransactions)} INSERTs each in its own BEGIN IMMEDIATE/COMMIT, measured ${s.samples.length === 1 ? "once" : `${s.samples.length} times`} in this run): ${range(s)} tx/s.`;
+}
+
+function problemLines(report: Report): string[] {
+  if (report.problems.size === 0) return ["Warnings and errors the systems reported during the run: none."];
+  return ["Warnings and errors the systems reported during the run (figures of these systems may be suspect):", ...[...report.problems].map(([k, n]) => `- ${k}: ${n}`)];
+}
+
+function settingsRows(report: Report): string[][] {
+  return report.systems.map((s) => [
+    rowName(s), s.backend, s.setting,
+    JSON.stringify(s.settings(10)).replaceAll('"', "").replaceAll(",", ", "),
+    JSON.stringify(s.settings(50)).replaceAll('"', "").replaceAll(",", ", "),
+  ]);
+}
+
+const SETTINGS_HEADER = ["System", "Backend", "Setting", "Options at concurrency 10", "at concurrency 50"];
+const CHECK_HEADER = ["Target", "tickwork row", "Measured (median)", "Needed", "Verdict", "Gap"];
+
+export function terminal(report: Report): string {
+  const lines: string[] = [];
+  for (const t of tables(report)) lines.push(t.title, textTable(t.header, t.rows), "");
+  const limit = limitLine(report);
+  if (limit) lines.push(limit, "");
+  lines.push("Targets", textTable(CHECK_HEADER, checks(report).map((c) => [c.target, c.row, c.measured, c.needed, c.verdict, c.gap])), "");
+  lines.push(...problemLines(report), loadLine(report), `Total time: ${(report.durationSeconds / 60).toFixed(1)} min.`);
+  return lines.join("\n");
+}
+
+export function markdown(report: Report): string {
+  const p = report.parameters;
+  const lines = [
+    "# tickwork vs graphile-worker, pg-boss and BullMQ",
+    "",
+    `Machine: ${machineLine(report.machine)}.`,
+    "",
+    `tickwork: commit ${report.revision}.`,
+    "",
+    ...serverLines(report).map((l) => `- ${l}`),
+    "",
+    loadLine(report),
+    "",
+    `Every system ran in this one run on the same servers (\`npm run bench:peers\`${p.quick ? " --quick: small sizes, a smoke run, not a measurement" : ""}). ` +
+      (p.repetitions > 1 ? `Each figure is the median of ${p.repetitions} repetitions with min-max in parentheses; the systems' order alternates between repetitions (forward, then reversed). ` : "Each figure is from one repetition. ") +
+      `Every measurement runs on a fresh namespace (its own PostgreSQL schema, SQLite temp file or Redis key prefix), removed after. ` +
+      `Handlers are no-ops that record the time; each run checks that the handler ran exactly once per job and that the system recorded every job completed and none failed. ` +
+      `"vs best peer" compares with the best row of graphile-worker, pg-boss and BullMQ (defaults or tuned) in the same table. Total time: ${(report.durationSeconds / 60).toFixed(1)} min.`,
+    "",
+    "## Systems and settings",
+    "",
+    'Each peer runs with its defaults and with the settings its documentation gives for throughput ("tuned"); see the adapter modules in `bench/peers/` for the reasons behind each setting.',
+    "",
+    markdownTable(SETTINGS_HEADER, settingsRows(report)),
+    "",
+  ];
+  for (const t of tables(report)) lines.push(`## ${t.title}`, "", t.note, "", markdownTable(t.header, t.rows, t.numeric), "");
+  const limit = limitLine(report);
+  lines.push("## Targets", "");
+  if (limit) lines.push(limit, "");
+  lines.push(markdownTable(CHECK_HEADER, checks(report).map((c) => [c.target, c.row, c.measured, c.needed, c.verdict, c.gap])), "", ...problemLines(report), "");
+  return lines.join("\n");
+}
+
+export function json(report: Report): unknown {
+  const results: Record<string, Record<string, unknown>> = {};
+  for (const [workload, cells] of Object.entries(report.results)) {
+    results[workload] = {};
+    for (const [id, cell] of Object.entries(cells as Record<string, Cell<unknown>>)) results[workload]![id] = cell;
+  }
+  return {
+    benchmark: "peers",
+    parameters: report.parameters,
+    machine: report.machine,
+    load: report.load,
+    servers: report.servers,
+    tickworkRevision: report.revision,
+    durationSeconds: Math.round(report.durationSeconds),
+    systems: report.systems.map((s) => ({ id: s.id, name: s.name, version: s.version, backend: s.backend, setting: s.setting, peer: s.peer, settingsAtConcurrency10: s.settings(10), settingsAtConcurrency50: s.settings(50) })),
+    results,
+    summaries: Object.fromEntries(tables(report).map((t) => [t.id, { title: t.title, header: t.header, rows: t.rows }])),
+    sqliteWriteLimit: report.sqliteLimit.length ? { transactionsPerSec: summarise(report.sqliteLimit) } : null,
+    targets: checks(report),
+    problems: Object.fromEntries(report.problems),
+  };
+}
