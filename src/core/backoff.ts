@@ -63,12 +63,6 @@ export function schedule(steps: readonly Duration[]): BackoffPolicy {
   return (failures) => (failures >= 1 && failures <= delays.length ? delays[failures - 1]! : null);
 }
 
-/** Validates a user-supplied policy at definition time, so a typo fails fast and not on the first error. */
-export function toBackoff(value: unknown, where: string): BackoffPolicy {
-  if (typeof value === "function") return value as BackoffPolicy;
-  throw new InvalidInputError(`${where}: backoff must be exponential(...), schedule([...]) or a function (failures) => ms, got ${describe(value)}`);
-}
-
 /** Applies a policy, treating a non-finite or negative answer from a user function as "stop". */
 export function nextDelay(policy: BackoffPolicy, failures: number): number | null {
   const delay = policy(failures);

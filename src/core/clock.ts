@@ -20,8 +20,3 @@ export const systemClock: Clock = {
 
 /** setTimeout's delay is a signed 32-bit integer; longer waits simply wake early and re-check. */
 const MAX_TIMER_MS = 2_147_483_647;
-
-/** Resolves after `ms` on `clock` (a fake clock resolves it when advanced past that point). */
-export function sleep(clock: Clock, ms: number): Promise<void> {
-  return new Promise((resolve) => clock.setTimeout(resolve, ms));
-}

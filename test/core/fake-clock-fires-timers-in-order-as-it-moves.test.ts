@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { sleep } from "../../src/core/clock.js";
+import type { Clock } from "../../src/core/clock.js";
 import { InvalidDurationError, InvalidInputError } from "../../src/core/errors.js";
 import { fakeClock } from "../../src/testing/index.js";
+
+/** Resolves after `ms` on `clock`: what code awaiting a timer looks like. */
+const sleep = (clock: Clock, ms: number) => new Promise<void>((resolve) => clock.setTimeout(resolve, ms));
 
 describe("fake clock", () => {
   it("starts where told and only moves when advanced", async () => {
