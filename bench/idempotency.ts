@@ -17,15 +17,14 @@
  *
  * BENCH_QUICK=1 shrinks every size (a smoke run of the harness, not a measurement).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createTickwork, type LogEvent, type Tickwork } from "../src/index.js";
 import { postgresBackend, sqliteBackend, type Backend } from "./fixtures.js";
-import { fmt, fmtSummary, machineInfo, markdownTable, now, quantile, repeat, summarise, textTable, watchLoad, type MachineInfo, type Summary } from "./support.js";
+import { fmt, fmtSummary, machineInfo, markdownTable, now, quantile, repeat, summarise, textTable, watchLoad, type Summary, loadLine, machineLine, writeResults } from "./support.js";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 /** A smoke run writes beside the measured results, never over them. */
+/** What the load line says about this benchmark: how busy it keeps the machine, which figures suffer. */
+const LOAD_NOTE = ["the benchmark keeps about one busy, plus PostgreSQL's backend", "p99 figures"] as const;
 const OUT = `idempotency-${QUICK ? "quick" : "latest"}`;
 const CALLS = QUICK ? 200 : 2_000;
 const WARMUP = QUICK ? 20 : 200;
@@ -155,20 +154,6 @@ function summaryLines(results: (ScenarioFigures | { store: string; error: string
   return lines;
 }
 
-function machineLine(m: MachineInfo): string {
-  return `${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, load average ${m.loadAverage.join(" / ")} at start, ${m.date}`;
-}
-
-type Load = { max: number; mean: number };
-
-function loadLine(machine: MachineInfo, load: Load): string {
-  const busy = machine.loadAverage[0]! >= 0.5 || load.max > machine.cores + 0.5;
-  return (
-    `Load average (1 min) during the run: mean ${load.mean}, max ${load.max} on ${machine.cores} cores (the benchmark keeps about one busy, plus PostgreSQL's backend).` +
-    (busy ? " WARNING: other work competed for the CPU; p99 figures are inflated. Rerun on a quiet machine." : "")
-  );
-}
-
 function problemLines(): string[] {
   if (problems.size === 0) return ["Engine warnings and errors during the run: none."];
   return ["Engine warnings and errors during the run (these stores' figures are suspect):", ...[...problems].map(([key, n]) => `- ${key}: ${n}`)];
@@ -208,10 +193,8 @@ async function main(): Promise<void> {
   console.log();
   console.log(summary.join("\n"));
   console.log(problemLines().join("\n"));
-  console.log(loadLine(machine, load));
+  console.log(loadLine(machine, load, ...LOAD_NOTE));
 
-  const dir = join(dirname(fileURLToPath(import.meta.url)), "results");
-  mkdirSync(dir, { recursive: true });
   const json = {
     benchmark: "idempotency",
     quick: QUICK,
@@ -223,13 +206,12 @@ async function main(): Promise<void> {
     summary,
     engineWarnings: Object.fromEntries(problems),
   };
-  writeFileSync(join(dir, OUT + ".json"), `${JSON.stringify(json, null, 2)}\n`);
   const md = [
     "# Idempotency benchmark",
     "",
     `Machine: ${machineLine(machine)}.`,
     "",
-    loadLine(machine, load),
+    loadLine(machine, load, ...LOAD_NOTE),
     "",
     `Stores: SQLite ${versions.SQLite}; PostgreSQL ${versions.PostgreSQL}.`,
     "",
@@ -254,8 +236,7 @@ async function main(): Promise<void> {
     "Regenerate with `npm run bench:idempotency` (under a minute; `BENCH_QUICK=1` for a smoke run of the harness).",
     "",
   ].join("\n");
-  writeFileSync(join(dir, OUT + ".md"), md);
-  console.log(`\nWrote ${join("bench", "results", OUT + ".json")} and ${join("bench", "results", OUT + ".md")}`);
+  writeResults(OUT, json, md);
 }
 
 await main();

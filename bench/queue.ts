@@ -16,19 +16,15 @@
  *
  * BENCH_QUICK=1 shrinks every size (a smoke run of the harness, not a measurement).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createTickwork, type Tickwork } from "../src/index.js";
 import type { Store } from "../src/store/store.js";
 import { postgresBackend, sqliteBackend, type Backend, type Fixture } from "./fixtures.js";
-import {
-  deferred, fmt, machineInfo, markdownTable, now, quantile, repeat, sleep, summarise, textTable, within,
-  watchLoad, type MachineInfo, type Summary,
-} from "./support.js";
+import { deferred, fmt, machineInfo, markdownTable, now, quantile, repeat, sleep, summarise, textTable, within, watchLoad, type MachineInfo, type Summary, loadLine, machineLine, writeResults, type Load } from "./support.js";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 /** A smoke run writes beside the measured results, never over them. */
+/** What the load line says about this benchmark: how busy it keeps the machine, which figures suffer. */
+const LOAD_NOTE = ["the benchmark alone keeps about 1-2 busy", "figures, latency percentiles above all,"] as const;
 const OUT = `queue-${QUICK ? "quick" : "latest"}`;
 const JOBS = QUICK ? 2_000 : 20_000;
 const ENQUEUE_BATCH = 1_000;
@@ -316,23 +312,9 @@ function storeTitle(report: StoreReport): string {
   return `${report.store} ${report.version} (${settings})`;
 }
 
-function machineLine(m: MachineInfo): string {
-  return `${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, load average ${m.loadAverage.join(" / ")} at start, ${m.date}`;
-}
-
-type Load = { max: number; mean: number };
-
 function problemLines(): string[] {
   if (problems.size === 0) return ["Engine warnings and errors during the run: none."];
   return ["Engine warnings and errors during the run (these scenarios' figures are suspect):", ...[...problems].map(([key, n]) => `- ${key}: ${n}`)];
-}
-
-function loadLine(machine: MachineInfo, load: Load): string {
-  const busy = machine.loadAverage[0]! >= 0.5 || load.max > machine.cores + 0.5;
-  return (
-    `Load average (1 min) during the run: mean ${load.mean}, max ${load.max} on ${machine.cores} cores (the benchmark alone keeps about 1-2 busy).` +
-    (busy ? " WARNING: other work competed for the CPU; figures, latency percentiles above all, are inflated. Rerun on a quiet machine." : "")
-  );
 }
 
 function markdown(machine: MachineInfo, load: Load, reports: StoreReport[], results: Check[]): string {
@@ -341,7 +323,7 @@ function markdown(machine: MachineInfo, load: Load, reports: StoreReport[], resu
     "",
     `Machine: ${machineLine(machine)}.`,
     "",
-    loadLine(machine, load),
+    loadLine(machine, load, ...LOAD_NOTE),
     "",
     `Each figure is the median of ${REPS} runs, each on a fresh database (a temp SQLite file in WAL mode; a new PostgreSQL schema), with min-max.`,
     `Jobs are no-ops; per-job events are off (the engines' logger only counts warnings and errors, listed at the end). Run throughput is timed from \`start()\` with ${fmt(JOBS)} jobs already enqueued.`,
@@ -387,10 +369,8 @@ async function main(): Promise<void> {
   console.log(textTable(["Target", "Measured (median)", "Verdict"], results.map((c) => [c.target, c.value, c.verdict])));
   console.log(FLAT_NOTE);
   console.log(problemLines().join("\n"));
-  console.log(loadLine(machine, load));
+  console.log(loadLine(machine, load, ...LOAD_NOTE));
 
-  const dir = join(dirname(fileURLToPath(import.meta.url)), "results");
-  mkdirSync(dir, { recursive: true });
   const json = {
     benchmark: "queue",
     quick: QUICK,
@@ -401,9 +381,7 @@ async function main(): Promise<void> {
     targets: results,
     engineWarnings: Object.fromEntries(problems),
   };
-  writeFileSync(join(dir, OUT + ".json"), `${JSON.stringify(json, null, 2)}\n`);
-  writeFileSync(join(dir, OUT + ".md"), markdown(machine, load, reports, results));
-  console.log(`\nWrote ${join("bench", "results", OUT + ".json")} and ${join("bench", "results", OUT + ".md")}`);
+  writeResults(OUT, json, markdown(machine, load, reports, results));
 }
 
 await main();

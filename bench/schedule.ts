@@ -19,19 +19,18 @@
  *
  * BENCH_QUICK=1 shrinks every size (a smoke run of the harness, not a measurement).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import { createTickwork, type LogEvent } from "../src/index.js";
 import { eventually } from "../test/crash/fixtures/processes.js";
 import { RunsDb, Runners } from "../test/crash/fixtures/schedule-processes.js";
 import { newTarget } from "../test/crash/fixtures/target.js";
 import { postgresBackend, sqliteBackend, type Backend, type Fixture } from "./fixtures.js";
-import { deferred, fmt, machineInfo, markdownTable, quantile, repeat, sleep, textTable, watchLoad, within, type MachineInfo } from "./support.js";
+import { deferred, fmt, machineInfo, markdownTable, quantile, repeat, sleep, textTable, watchLoad, within, loadLine, machineLine, writeResults } from "./support.js";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 /** A smoke run writes beside the measured results, never over them. */
+/** What the load line says about this benchmark: how busy it keeps the machine, which figures suffer. */
+const LOAD_NOTE = ["the drift-under-load scenarios alone keep about 1-2 busy", "lateness figures"] as const;
 const OUT = `schedule-${QUICK ? "quick" : "latest"}`;
 const SLOTS = QUICK ? 4 : 20;
 const WARMUP_SLOTS = 2;
@@ -243,23 +242,9 @@ function failoverRows(failover: (FailoverFigures | { leaseMs: number; error: str
   });
 }
 
-function machineLine(m: MachineInfo): string {
-  return `${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, load average ${m.loadAverage.join(" / ")} at start, ${m.date}`;
-}
-
 function problemLines(): string[] {
   if (problems.size === 0) return ["Engine warnings and errors during the run: none (besides the takeover and overlap events a failover expects)."];
   return ["Engine warnings and errors during the run (these scenarios' figures are suspect):", ...[...problems].map(([key, n]) => `- ${key}: ${n}`)];
-}
-
-type Load = { max: number; mean: number };
-
-function loadLine(machine: MachineInfo, load: Load): string {
-  const busy = machine.loadAverage[0]! >= 0.5 || load.max > machine.cores + 0.5;
-  return (
-    `Load average (1 min) during the run: mean ${load.mean}, max ${load.max} on ${machine.cores} cores (the drift-under-load scenarios alone keep about 1-2 busy).` +
-    (busy ? " WARNING: other work competed for the CPU; lateness figures are inflated. Rerun on a quiet machine." : "")
-  );
 }
 
 /** The two sentences the issue's closing note asks for, from the figures. */
@@ -344,10 +329,8 @@ async function main(): Promise<void> {
   console.log();
   console.log(summary.join("\n"));
   console.log(problemLines().join("\n"));
-  console.log(loadLine(machine, load));
+  console.log(loadLine(machine, load, ...LOAD_NOTE));
 
-  const dir = join(dirname(fileURLToPath(import.meta.url)), "results");
-  mkdirSync(dir, { recursive: true });
   const json = {
     benchmark: "schedule",
     quick: QUICK,
@@ -360,13 +343,12 @@ async function main(): Promise<void> {
     summary,
     engineWarnings: Object.fromEntries(problems),
   };
-  writeFileSync(join(dir, OUT + ".json"), `${JSON.stringify(json, null, 2)}\n`);
   const md = [
     "# Schedule benchmark",
     "",
     `Machine: ${machineLine(machine)}.`,
     "",
-    loadLine(machine, load),
+    loadLine(machine, load, ...LOAD_NOTE),
     "",
     `Stores: SQLite ${versions.SQLite}; PostgreSQL ${versions.PostgreSQL}.`,
     "",
@@ -394,8 +376,7 @@ async function main(): Promise<void> {
     "Regenerate with `npm run bench:schedule` (about 5 minutes; `BENCH_QUICK=1` for a smoke run of the harness).",
     "",
   ].join("\n");
-  writeFileSync(join(dir, OUT + ".md"), md);
-  console.log(`\nWrote ${join("bench", "results", OUT + ".json")} and ${join("bench", "results", OUT + ".md")}`);
+  writeResults(OUT, json, md);
 }
 
 await main();

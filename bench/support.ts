@@ -2,7 +2,10 @@
  * Small helpers for the benchmarks: clocks, order statistics, repetition, tables and machine facts.
  * Nothing here knows about tickwork; `queue.ts` holds the scenarios.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, platform, release, totalmem } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 
 export const now = (): number => performance.now();
@@ -131,4 +134,32 @@ export function machineInfo(): MachineInfo {
     loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
     date: new Date().toISOString(),
   };
+}
+
+export type Load = { max: number; mean: number };
+
+/** The machine, as every results file states it. */
+export function machineLine(m: MachineInfo): string {
+  return `${m.cpuModel}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}, Node ${m.node}, load average ${m.loadAverage.join(" / ")} at start, ${m.date}`;
+}
+
+/**
+ * The load during the run, with a warning when other work competed for the CPU. `keepsBusy` says how
+ * much of the machine the benchmark itself uses; `inflated` which of its figures suffer.
+ */
+export function loadLine(machine: MachineInfo, load: Load, keepsBusy: string, inflated: string): string {
+  const busy = machine.loadAverage[0]! >= 0.5 || load.max > machine.cores + 0.5;
+  return (
+    `Load average (1 min) during the run: mean ${load.mean}, max ${load.max} on ${machine.cores} cores (${keepsBusy}).` +
+    (busy ? ` WARNING: other work competed for the CPU; ${inflated} are inflated. Rerun on a quiet machine.` : "")
+  );
+}
+
+/** Writes `bench/results/<name>.json` and `.md`, and says so. */
+export function writeResults(name: string, json: unknown, markdown: string): void {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), "results");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(join(dir, `${name}.md`), markdown);
+  console.log(`\nWrote ${join("bench", "results", `${name}.json`)} and ${join("bench", "results", `${name}.md`)}`);
 }
