@@ -46,3 +46,15 @@ export {
 export { HttpRequestError, HttpError, RateLimitedError, HttpTimeoutError, HttpNetworkError, HttpSchemaError, type HttpFailure, type HttpStatusFailure, type SchemaIssue } from "./http/errors.js";
 export { parseRateLimit, type RateLimit, type RateLimitWindow } from "./http/rate-limit.js";
 export { parseRetryAfter, requestIdOf } from "./http/headers.js";
+// delivery (seed 000): batched callbacks with a per-tick budget, persisted retries, dead letters and replay.
+export { Delivery, type EmitResult, type EmitFromResult, type DeliveryPass, type DeliveryStatus } from "./delivery/delivery.js";
+export type { DeliveryOptions, DeliveryItem, DeliveryMessage, SendContext, Send } from "./delivery/options.js";
+export type { DeliveryStore, DeliveryRow, DroppedRow, DeliveryCounts } from "./delivery/store.js";
+export { keyset } from "./delivery/keyset.js";
+export { webhookSender, verifyWebhook, WebhookVerificationError, WebhookResponseError, type WebhookSenderOptions, type VerifyOptions } from "./delivery/webhooks.js";
+// fan-out (seed 001): one state pushed to groups of targets, retried, reconciled; and the receiving side.
+export { Fanout, EmptyStateError, type FanoutStatus, type FanoutTargetStatus, type FanoutPass } from "./fanout/fanout.js";
+export type { FanoutOptions, FanoutGroup, FanoutTarget, PushContext, PushSend } from "./fanout/options.js";
+export type { FanoutStore } from "./fanout/store.js";
+export { FanoutReceiver, fanoutReceiver, type ReceiverOptions, type ReceiverStorage, type StateSource } from "./fanout/receiver.js";
+export { CallTimeoutError } from "./core/timeout.js";

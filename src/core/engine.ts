@@ -15,6 +15,11 @@ import { InvalidInputError, UnknownQueueError, describe, errorText } from "./err
 import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "./logger.js";
 import { durationMs, fn, parseOptions } from "./options.js";
 import { onShutdownSignal } from "./signals.js";
+import { CARRY_WAKE_MS, Outbound } from "./outbound.js";
+import { Delivery } from "../delivery/delivery.js";
+import { parseDeliveryOptions, type DeliveryOptions } from "../delivery/options.js";
+import { Fanout } from "../fanout/fanout.js";
+import { parseFanoutOptions, type FanoutOptions, type FanoutTarget } from "../fanout/options.js";
 
 const retentionMs = z.union([durationMs, z.literal(false)]);
 
@@ -30,6 +35,11 @@ const engineOptionsSchema = z
     pollInterval: durationMs.default(2_000),
     /** How often expired leases are looked for; default 5s. */
     rescueInterval: durationMs.default(5_000),
+    /**
+     * Outbound calls per tick, shared by deliveries, their retries and fan-out pushes (seed 000: 500,
+     * a Durable Object's subrequest limit); what does not fit is carried to the next tick.
+     */
+    tickBudget: z.number().int().min(1).max(1_000_000).default(500),
     /** How long a graceful stop waits for running jobs; default 30s. */
     shutdownGrace: durationMs.default(30_000),
     /** How long finished jobs are kept; `false` keeps them forever. */
@@ -54,6 +64,10 @@ export interface TickResult {
   nextWakeAt: number | null;
   /** Jobs run in this tick. */
   ran: number;
+  /** Deliveries or fan-out pushes were left for the next tick (the budget ran out): come back in 100 ms. */
+  carried: boolean;
+  /** Outbound calls made in this tick, out of the tick budget. */
+  outbound: { used: number; budget: number };
 }
 
 const PRUNE_EVERY_MS = 60_000;
@@ -94,6 +108,7 @@ export class Tickwork {
   private removeSignalHandler: (() => void) | undefined;
   private readonly defaultedLogger: boolean;
   private readonly schedule: Scheduler;
+  private readonly outbound: Outbound;
   /**
    * Periodic tasks' operations: `status()`, `runNow(task | "all")`, `pauseUntil(time, task?)`,
    * `resume(task?)`, `backfill(task, from, to)`.
@@ -123,6 +138,7 @@ export class Tickwork {
     });
     this.cache = new Cache(this.store.cache, () => this.clock.now());
     this.idempotency = new Idempotency({ store: this.store.idempotency, clock: this.clock, logger: this.logger }, o.idempotency);
+    this.outbound = new Outbound({ clock: this.clock, logger: this.logger, budget: o.tickBudget, pollMs: o.pollInterval, onError: o.onError });
     this.schedule = new Scheduler({ store: this.store.schedule, clock: this.clock, logger: this.logger, instanceId: this.instanceId, maxIdleMs: SCHEDULE_MAX_IDLE_MS });
     const schedule = this.schedule;
     this.scheduler = {
@@ -171,6 +187,39 @@ export class Tickwork {
     this.schedule.define(name, options);
   }
 
+  /**
+   * Declares a batched delivery (seed 000): `emit(items)` writes them to a durable outbox; each tick
+   * sends what its budget allows, retries failures on `retry` and drops them to a dead-letter table
+   * after the last step.
+   */
+  delivery<T = unknown>(name: string, options: DeliveryOptions<T>): Delivery<T> {
+    if (this.outbound.deliveries.has(name)) throw new InvalidInputError(`delivery "${name}" is already declared`);
+    const delivery = new Delivery<T>(parseDeliveryOptions(name, options), { store: this.store.delivery, clock: this.clock, logger: this.logger, wake: () => this.outbound.wake() });
+    this.outbound.deliveries.set(name, delivery as Delivery<unknown>);
+    return delivery;
+  }
+
+  /**
+   * Declares a configuration fan-out (seed 001): `push(state)` sends each group its projection of
+   * the state, retries the targets that failed on `backoff`, and re-pushes everything every `reconcile`.
+   */
+  fanout<S = unknown, G extends FanoutTarget = FanoutTarget>(name: string, options: FanoutOptions<S, G>): Fanout<S> {
+    if (this.outbound.fanouts.has(name)) throw new InvalidInputError(`fanout "${name}" is already declared`);
+    const fanout = new Fanout<S>(parseFanoutOptions(name, options), { store: this.store.fanout, clock: this.clock, logger: this.logger, wake: () => this.outbound.wake() });
+    this.outbound.fanouts.set(name, fanout as Fanout<unknown>);
+    return fanout;
+  }
+
+  /** Declared deliveries by name (for admin surfaces). */
+  get deliveries(): ReadonlyMap<string, Delivery<unknown>> {
+    return this.outbound.deliveries;
+  }
+
+  /** Declared fan-outs by name (for admin surfaces). */
+  get fanouts(): ReadonlyMap<string, Fanout<unknown>> {
+    return this.outbound.fanouts;
+  }
+
   /** Enqueues on a declared queue by name (for code that holds no `Queue` handle: CLIs, admin APIs). */
   async enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
     const q = this.queues.get(queue);
@@ -179,9 +228,10 @@ export class Tickwork {
   }
 
   /**
-   * One bounded pass of all due work: expired leases rescued, due jobs run (at most `maxJobs`),
-   * old finished jobs pruned. Returns when the engine next wants to run. Only a store failure
-   * escapes; a job's failure is the job's.
+   * One bounded pass of all due work: expired leases rescued, due tasks run, due jobs run (at most
+   * `maxJobs`), deliveries and fan-out pushes sent within the tick budget, old finished jobs pruned.
+   * Returns when the engine next wants to run: in 100 ms while outbound work is carried over. Only a
+   * store failure escapes; a job's, task's or receiver's failure is its own.
    */
   async tick(options: { maxJobs?: number } = {}): Promise<TickResult> {
     if (this.started) throw new InvalidInputError("tick() drives the engine by hand; it cannot run while start() drives it");
@@ -205,13 +255,17 @@ export class Tickwork {
       more ||= result.more;
       if (result.rateLimitedUntil !== undefined) limitedUntil.set(name, result.rateLimitedUntil);
     }
-    if (more) return { nextWakeAt: this.clock.now(), ran };
+    const outbound = await this.outbound.pass();
+    const result = { ran, carried: outbound.carried, outbound: { used: outbound.used, budget: outbound.budget } };
+    if (more) return { nextWakeAt: this.clock.now(), ...result };
+    if (outbound.carried) return { nextWakeAt: this.clock.now() + CARRY_WAKE_MS, ...result };
     const free = [...this.workers.keys()].filter((name) => !limitedUntil.has(name));
     const times = [...limitedUntil.values()];
     if (taskWake !== null) times.push(taskWake);
     const due = await this.store.queue.nextWakeAt({ queues: free });
     if (due !== null) times.push(due);
-    return { nextWakeAt: times.length ? Math.min(...times) : null, ran };
+    if (outbound.nextAt !== null) times.push(outbound.nextAt);
+    return { nextWakeAt: times.length ? Math.min(...times) : null, ...result };
   }
 
   /** Runs workers continuously: they claim as jobs arrive, by notification where the store has it. */
@@ -226,9 +280,13 @@ export class Tickwork {
     await this.maintain();
     for (const worker of this.workers.values()) worker.start();
     this.schedule.start();
+    this.outbound.start();
     this.logger.info("engine.workers_started", {
       queues: [...this.workers.values()].map((w) => ({ queue: w.config.name, concurrency: w.config.concurrency })),
       tasks: this.schedule.names,
+      deliveries: [...this.outbound.deliveries.keys()],
+      fanouts: [...this.outbound.fanouts.keys()],
+      tickBudget: this.o.tickBudget,
       wakeUps: this.store.subscribe ? "store notifications" : `poll every ${this.o.pollInterval} ms (and enqueues in this process)`,
     });
   }
@@ -242,7 +300,7 @@ export class Tickwork {
     this.stopped = true;
     if (this.maintenanceTimer) this.clock.clearTimeout(this.maintenanceTimer);
     this.removeSignalHandler?.();
-    await Promise.all([this.schedule.stop(this.o.shutdownGrace), ...[...this.workers.values()].map((w) => w.stop(this.o.shutdownGrace))]);
+    await Promise.all([this.schedule.stop(this.o.shutdownGrace), this.outbound.stop(), ...[...this.workers.values()].map((w) => w.stop(this.o.shutdownGrace))]);
     await this.unsubscribe?.();
     await this.store.close();
     this.logger.info("engine.stopped", { instanceId: this.instanceId });

@@ -78,10 +78,18 @@ function isPino(value: object): value is PinoLike {
   return typeof v.info === "function" && typeof v.fatal === "function" && v.levels !== undefined;
 }
 
-/** The engine's logger: stamps time and level, filters by level, and never lets a sink break the work. */
+/** Sees every event, whatever the logger's level: metrics and the admin dashboard count with it. */
+export type LogObserver = (event: LogEvent) => void;
+
+/**
+ * The engine's logger: stamps time and level, filters by level, and never lets a sink break the work.
+ * Observers see every event regardless of the level, beside the sink (which keeps its level): counting
+ * `job.succeeded` for metrics must not mean writing it to the user's logs.
+ */
 export class Logger {
   readonly sink: LogSink;
   private readonly min: number;
+  private readonly observers = new Set<LogObserver>();
 
   constructor(
     sink: LogSink,
@@ -93,25 +101,44 @@ export class Logger {
     this.min = RANK[level];
   }
 
+  /** Whether an event of `level` goes anywhere (the sink, or an observer): callers skip building fields otherwise. */
   enabled(level: LogLevel): boolean {
-    return RANK[level] >= this.min;
+    return RANK[level] >= this.min || this.observers.size > 0;
+  }
+
+  /** Adds an observer of every event; returns the function that removes it. */
+  observe(observer: LogObserver): () => void {
+    if (typeof observer !== "function") throw new InvalidInputError(`logger.observe: expected a function (event) => void, got ${describe(observer)}`);
+    this.observers.add(observer);
+    return () => void this.observers.delete(observer);
   }
 
   log(level: LogLevel, event: string, fields: Record<string, unknown> = {}): void {
-    if (RANK[level] >= this.min) this.write(level, event, fields);
+    const toSink = RANK[level] >= this.min;
+    if (!toSink && this.observers.size === 0) return;
+    this.emit({ event, level, time: this.now(), ...fields }, toSink);
   }
 
   /** Written whatever the level: the engine's start-up statement of where its events go. */
   announce(event: string, fields: Record<string, unknown>): void {
-    this.write("info", event, fields);
+    this.emit({ event, level: "info", time: this.now(), ...fields }, true);
   }
 
-  private write(level: LogLevel, event: string, fields: Record<string, unknown>): void {
-    try {
-      this.sink.write({ event, level, time: this.now(), ...fields });
-    } catch (error) {
-      // A broken sink must not fail a job; say so where it can still be seen.
-      console.error(`tickwork: log sink "${this.sink.name}" threw while writing ${event}:`, error);
+  private emit(record: LogEvent, toSink: boolean): void {
+    if (toSink) {
+      try {
+        this.sink.write(record);
+      } catch (error) {
+        // A broken sink must not fail a job; say so where it can still be seen.
+        console.error(`tickwork: log sink "${this.sink.name}" threw while writing ${record.event}:`, error);
+      }
+    }
+    for (const observer of this.observers) {
+      try {
+        observer(record);
+      } catch (error) {
+        console.error(`tickwork: a log observer threw on ${record.event}:`, error);
+      }
     }
   }
 

@@ -1,5 +1,5 @@
 import type { SqlDb } from "../store/sql-db.js";
-import type { IdempotencyRecord, IdempotencyStore, KeyRef } from "./store.js";
+import type { IdempotencyRecord, IdempotencyStore, KeyRef, ListCursor } from "./store.js";
 
 interface Raw {
   scope: string;
@@ -81,8 +81,14 @@ export class SqlIdempotencyStore implements IdempotencyStore {
     return rows.length;
   }
 
-  async list({ scope, limit }: { scope: string; limit: number }) {
-    const rows = await this.db.query<Raw>(`SELECT * FROM tickwork_idempotency WHERE scope = $1 ORDER BY created_at DESC LIMIT $2`, [scope, limit]);
+  async list({ scope, limit, before }: { scope: string; limit: number; before?: ListCursor }) {
+    const rows = before
+      ? await this.db.query<Raw>(
+          `SELECT * FROM tickwork_idempotency WHERE scope = $1 AND (created_at, key, operation) < ($2, $3, $4)
+           ORDER BY created_at DESC, key DESC, operation DESC LIMIT $5`,
+          [scope, before.createdAt, before.key, before.operation, limit],
+        )
+      : await this.db.query<Raw>(`SELECT * FROM tickwork_idempotency WHERE scope = $1 ORDER BY created_at DESC, key DESC, operation DESC LIMIT $2`, [scope, limit]);
     return rows.map(toRecord);
   }
 }

@@ -16,6 +16,9 @@ export interface IdempotencyRecord {
 
 export type KeyRef = { scope: string; key: string; operation: string };
 
+/** Where a page of `list` starts: the position of the previous page's last record. */
+export type ListCursor = { createdAt: number; key: string; operation: string };
+
 /** The idempotency module's storage seam; one SQL text serves SQLite and PostgreSQL. */
 export interface IdempotencyStore {
   /** Inserts a processing claim unless a row holds (scope, key, operation); true if inserted. */
@@ -36,5 +39,9 @@ export interface IdempotencyStore {
   release(params: KeyRef & { claimId: string }): Promise<boolean>;
   /** Deletes keys created before `before` (at most `limit`); returns how many. */
   prune(params: { before: number; limit: number }): Promise<number>;
-  list(params: { scope: string; limit: number }): Promise<IdempotencyRecord[]>;
+  /**
+   * Keys of a scope, newest first (created_at, then key and operation, descending); keyset pages:
+   * `before` is the last record of the previous page.
+   */
+  list(params: { scope: string; limit: number; before?: ListCursor }): Promise<IdempotencyRecord[]>;
 }

@@ -4,6 +4,8 @@ import { JOBS_CHANNEL, PostgresQueueStore } from "../queue/postgres.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
 import { SqlIdempotencyStore } from "../idempotency/sql.js";
+import { SqlDeliveryStore } from "../delivery/sql.js";
+import { SqlFanoutStore } from "../fanout/sql.js";
 import { migratePostgres, quoteIdent } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { postgresMigrations } from "./migrations/postgres.js";
@@ -46,6 +48,8 @@ export function postgres(config: string | PostgresOptions): Store {
     schedule: new SqlScheduleStore(executor),
     cache: new SqlCacheStore(executor),
     idempotency: new SqlIdempotencyStore(executor),
+    delivery: new SqlDeliveryStore(executor),
+    fanout: new SqlFanoutStore(executor),
     migrate: () => migratePostgres((fn) => transaction(pool, fn), options.schema, postgresMigrations),
     async schemaVersion() {
       // Unqualified: the connection's search_path says where tickwork's tables are.

@@ -3,6 +3,8 @@ import { SqliteQueueStore } from "../queue/sqlite.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
 import { SqlIdempotencyStore } from "../idempotency/sql.js";
+import { SqlDeliveryStore } from "../delivery/sql.js";
+import { SqlFanoutStore } from "../fanout/sql.js";
 import { sqliteSqlDb } from "./sql-db.js";
 import { migrateSqlite, sqliteSchemaVersion } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
@@ -33,6 +35,8 @@ export function sqlite(path: string, options: SqliteOptions = {}): Store {
     schedule: new SqlScheduleStore(sql),
     cache: new SqlCacheStore(sql),
     idempotency: new SqlIdempotencyStore(sql),
+    delivery: new SqlDeliveryStore(sql),
+    fanout: new SqlFanoutStore(sql),
     migrate: async () => migrateSqlite(executor, sqliteMigrations),
     schemaVersion: async () => ({ current: sqliteSchemaVersion(executor), latest: latestVersion(sqliteMigrations) }),
     close: async () => {

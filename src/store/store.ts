@@ -2,6 +2,8 @@ import type { QueueStore } from "../queue/store.js";
 import type { ScheduleStore } from "../schedule/store.js";
 import type { CacheStore } from "../cache/store.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
+import type { DeliveryStore } from "../delivery/store.js";
+import type { FanoutStore } from "../fanout/store.js";
 
 /**
  * A store: one database, with each module's operations on it. The stores are `sqlite(...)` and
@@ -14,6 +16,8 @@ export interface Store {
   readonly schedule: ScheduleStore;
   readonly cache: CacheStore;
   readonly idempotency: IdempotencyStore;
+  readonly delivery: DeliveryStore;
+  readonly fanout: FanoutStore;
   /** Brings the schema to the latest version; safe when many processes start at once. */
   migrate(): Promise<void>;
   /** The schema version in the database, and the latest this code knows. */

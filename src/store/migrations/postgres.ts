@@ -113,4 +113,66 @@ export const postgresMigrations: readonly Migration[] = [
       CREATE INDEX tickwork_idempotency_created ON tickwork_idempotency (created_at);
     `,
   },
+  {
+    version: 4,
+    name: "deliveries and fan-outs",
+    sql: `
+      -- Delivery outbox: every emitted item until it is delivered or dropped. id is the delivery's
+      -- stable identity (the webhook-id receivers dedupe on); a key is held by one item at a time,
+      -- so a key with a delivery or a retry outstanding is not emitted again (seed 000).
+      CREATE TABLE tickwork_deliveries (
+        id          text    PRIMARY KEY,
+        delivery    text    NOT NULL,
+        key         text,
+        payload     text    NOT NULL,
+        attempts    integer NOT NULL DEFAULT 0,
+        run_at      bigint  NOT NULL,
+        lease_until bigint  NOT NULL DEFAULT 0,
+        last_error  text,
+        created_at  bigint  NOT NULL
+      );
+      CREATE UNIQUE INDEX tickwork_deliveries_key ON tickwork_deliveries (delivery, key) WHERE key IS NOT NULL;
+      -- First sends and retries are claimed separately (retries have their own per-tick share).
+      CREATE INDEX tickwork_deliveries_fresh ON tickwork_deliveries (delivery, run_at, created_at) WHERE attempts = 0;
+      CREATE INDEX tickwork_deliveries_retry ON tickwork_deliveries (delivery, run_at) WHERE attempts > 0;
+      -- Dropped deliveries (the retry schedule ran out), kept with their last error for replay.
+      CREATE TABLE tickwork_delivery_dead (
+        id         text    PRIMARY KEY,
+        delivery   text    NOT NULL,
+        key        text,
+        payload    text    NOT NULL,
+        attempts   integer NOT NULL,
+        last_error text,
+        created_at bigint  NOT NULL,
+        dropped_at bigint  NOT NULL
+      );
+      CREATE INDEX tickwork_delivery_dead_dropped ON tickwork_delivery_dead (delivery, dropped_at, id);
+      -- One row per fan-out: the last state pushed, its version, and the one next wake-up (a retry
+      -- or a reconciliation; a retry never replaces a sooner one).
+      CREATE TABLE tickwork_fanouts (
+        name                 text    PRIMARY KEY,
+        state                text,
+        version              bigint  NOT NULL DEFAULT 0,
+        next_at              bigint,
+        next_reason          text,
+        lease_until          bigint  NOT NULL DEFAULT 0,
+        consecutive_failures integer NOT NULL DEFAULT 0,
+        last_error           text,
+        last_push_at         bigint,
+        last_success_at      bigint,
+        updated_at           bigint  NOT NULL
+      );
+      -- Per target: the state version it has acknowledged, so a retry goes only to those behind.
+      CREATE TABLE tickwork_fanout_targets (
+        fanout     text    NOT NULL,
+        target     text    NOT NULL,
+        grp        text    NOT NULL,
+        version    bigint  NOT NULL DEFAULT 0,
+        failures   integer NOT NULL DEFAULT 0,
+        last_error text,
+        pushed_at  bigint,
+        PRIMARY KEY (fanout, target)
+      );
+    `,
+  },
 ];

@@ -118,4 +118,66 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX tickwork_idempotency_created ON tickwork_idempotency (created_at);
     `,
   },
+  {
+    version: 4,
+    name: "deliveries and fan-outs",
+    sql: `
+      -- Delivery outbox: every emitted item until it is delivered or dropped. id is the delivery's
+      -- stable identity (the webhook-id receivers dedupe on); a key is held by one item at a time,
+      -- so a key with a delivery or a retry outstanding is not emitted again (seed 000).
+      CREATE TABLE tickwork_deliveries (
+        id          TEXT    PRIMARY KEY,
+        delivery    TEXT    NOT NULL,
+        key         TEXT,
+        payload     TEXT    NOT NULL,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        run_at      INTEGER  NOT NULL,
+        lease_until INTEGER  NOT NULL DEFAULT 0,
+        last_error  TEXT,
+        created_at  INTEGER  NOT NULL
+      );
+      CREATE UNIQUE INDEX tickwork_deliveries_key ON tickwork_deliveries (delivery, key) WHERE key IS NOT NULL;
+      -- First sends and retries are claimed separately (retries have their own per-tick share).
+      CREATE INDEX tickwork_deliveries_fresh ON tickwork_deliveries (delivery, run_at, created_at) WHERE attempts = 0;
+      CREATE INDEX tickwork_deliveries_retry ON tickwork_deliveries (delivery, run_at) WHERE attempts > 0;
+      -- Dropped deliveries (the retry schedule ran out), kept with their last error for replay.
+      CREATE TABLE tickwork_delivery_dead (
+        id         TEXT    PRIMARY KEY,
+        delivery   TEXT    NOT NULL,
+        key        TEXT,
+        payload    TEXT    NOT NULL,
+        attempts   INTEGER NOT NULL,
+        last_error TEXT,
+        created_at INTEGER  NOT NULL,
+        dropped_at INTEGER  NOT NULL
+      );
+      CREATE INDEX tickwork_delivery_dead_dropped ON tickwork_delivery_dead (delivery, dropped_at, id);
+      -- One row per fan-out: the last state pushed, its version, and the one next wake-up (a retry
+      -- or a reconciliation; a retry never replaces a sooner one).
+      CREATE TABLE tickwork_fanouts (
+        name                 TEXT    PRIMARY KEY,
+        state                TEXT,
+        version              INTEGER  NOT NULL DEFAULT 0,
+        next_at              INTEGER,
+        next_reason          TEXT,
+        lease_until          INTEGER  NOT NULL DEFAULT 0,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0,
+        last_error           TEXT,
+        last_push_at         INTEGER,
+        last_success_at      INTEGER,
+        updated_at           INTEGER  NOT NULL
+      );
+      -- Per target: the state version it has acknowledged, so a retry goes only to those behind.
+      CREATE TABLE tickwork_fanout_targets (
+        fanout     TEXT    NOT NULL,
+        target     TEXT    NOT NULL,
+        grp        TEXT    NOT NULL,
+        version    INTEGER  NOT NULL DEFAULT 0,
+        failures   INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        pushed_at  INTEGER,
+        PRIMARY KEY (fanout, target)
+      );
+    `,
+  },
 ];

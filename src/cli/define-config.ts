@@ -1,0 +1,42 @@
+// What a `tickwork` config file exports. Types only (and an identity helper), so the core can
+// re-export them without pulling in Node.
+import type { Tickwork, TickworkOptions } from "../core/engine.js";
+import type { QueueOptions } from "../queue/options.js";
+import type { TaskOptions } from "../schedule/task.js";
+
+/** The database the command runs on (`--db`), so `setup` can keep the app's own tables beside tickwork's. */
+export type ConfigDatabase = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; schema?: string };
+
+export interface ConfigContext {
+  database: ConfigDatabase;
+  /** The command loading the config: `start`, `status`, `jobs list`, `tasks run`... */
+  command: string;
+}
+
+/** Undoes what `setup` opened (connections, clients); runs after the engine has stopped. */
+export type ConfigTeardown = () => void | Promise<void>;
+
+/** Declares whatever needs the engine itself (queue handles in tasks, the app's connections). */
+export type ConfigSetup = (tw: Tickwork, context: ConfigContext) => void | ConfigTeardown | Promise<void | ConfigTeardown>;
+
+/** Engine options a config may set; the command line owns the store, the clock, migrations and signals. */
+export type ConfigEngineOptions = Omit<TickworkOptions, "store" | "clock" | "migrate" | "handleSignals">;
+
+/**
+ * A config file's default export: `export default defineConfig({ queues, tasks, engine, setup })`, or
+ * a bare setup function `(tw, context) => teardown?`. Queues and tasks are declared in that order,
+ * then `setup` runs.
+ */
+export interface TickworkConfig<Payloads extends Record<string, unknown> = Record<string, unknown>> {
+  /** Queue name to options, as `tw.queue(name, options)` takes them. */
+  queues?: { [Name in keyof Payloads]: QueueOptions<Payloads[Name]> };
+  /** Task name to options, as `tw.task(name, options)` takes them. */
+  tasks?: Record<string, TaskOptions>;
+  engine?: ConfigEngineOptions;
+  setup?: ConfigSetup;
+}
+
+/** Types a config file; it returns the config unchanged. */
+export function defineConfig<Payloads extends Record<string, unknown>>(config: TickworkConfig<Payloads>): TickworkConfig<Payloads> {
+  return config;
+}

@@ -1,0 +1,99 @@
+import type { Delivery } from "../delivery/delivery.js";
+import type { Fanout } from "../fanout/fanout.js";
+import { OutboundBudget } from "./budget.js";
+import type { Clock, TimerHandle } from "./clock.js";
+import { errorText } from "./errors.js";
+import type { Logger } from "./logger.js";
+
+/** How soon the engine comes back while work is carried over (seed 000's 100 ms alarm). */
+export const CARRY_WAKE_MS = 100;
+
+export interface OutboundResult {
+  /** Calls made in this pass, out of `budget`. */
+  used: number;
+  budget: number;
+  /** Work was left for the next pass because the budget ran out. */
+  carried: boolean;
+  /** When the next retry, push or reconciliation is due; null if none. */
+  nextAt: number | null;
+}
+
+/**
+ * Deliveries and fan-outs share one outbound budget per pass. `tick()` runs one pass; `start()`
+ * runs them continuously: again in 100 ms while work is carried, at the next due time otherwise,
+ * at once on an emit or push in this process, and at least every `pollMs` (emits by other processes).
+ */
+export class Outbound {
+  readonly deliveries = new Map<string, Delivery<unknown>>();
+  readonly fanouts = new Map<string, Fanout<unknown>>();
+  private timer: TimerHandle | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private active = false;
+
+  constructor(
+    private readonly deps: { clock: Clock; logger: Logger; budget: number; pollMs: number; onError?: (error: unknown) => void },
+  ) {}
+
+  get empty(): boolean {
+    return this.deliveries.size === 0 && this.fanouts.size === 0;
+  }
+
+  /**
+   * One pass: fan-outs first (a few pushes that keep every receiver's configuration current), then
+   * deliveries in declaration order. A store failure escapes; a receiver's failure is its item's.
+   */
+  async pass(): Promise<OutboundResult> {
+    const budget = new OutboundBudget(this.deps.budget);
+    let carried = false;
+    const times: number[] = [];
+    for (const unit of [...this.fanouts.values(), ...this.deliveries.values()]) {
+      const result = await unit.pass(budget);
+      carried ||= result.carried;
+      if (result.nextAt !== null) times.push(result.nextAt);
+    }
+    return { used: budget.spent, budget: budget.total, carried, nextAt: times.length ? Math.min(...times) : null };
+  }
+
+  start(): void {
+    if (this.empty) return;
+    this.active = true;
+    this.schedule(0);
+  }
+
+  /** Something was emitted or pushed here: pass now rather than at the next due time. */
+  wake(): void {
+    if (!this.active) return;
+    if (this.running) this.again = true;
+    else this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.active = false;
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) this.deps.clock.clearTimeout(this.timer);
+    this.timer = this.deps.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.loop().finally(() => (this.running = undefined));
+    }, ms);
+  }
+
+  private async loop(): Promise<void> {
+    const { clock, logger, pollMs } = this.deps;
+    let delay = pollMs;
+    try {
+      this.again = false;
+      const result = await this.pass();
+      if (result.carried || this.again) delay = result.carried ? CARRY_WAKE_MS : 0;
+      else if (result.nextAt !== null) delay = Math.min(pollMs, Math.max(0, result.nextAt - clock.now()));
+    } catch (error) {
+      logger.error("store.error", { operation: "outbound", error: errorText(error) });
+      this.deps.onError?.(error);
+    }
+    if (this.active) this.schedule(delay);
+  }
+}

@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { schedule, type Backoff } from "../core/backoff.js";
+import { durationMs, fn, parseOptions } from "../core/options.js";
+import type { Logger } from "../core/logger.js";
+
+/** What `emit` takes: a payload, and optionally a key that one outstanding item holds at a time. */
+export interface DeliveryItem<T> {
+  /** At most one item per key is outstanding (sent, failed, waiting for a retry); an emit of a held key is skipped. */
+  key?: string | null;
+  payload: T;
+}
+
+/** What `send` receives. `id` is stable across retries and replays: receivers dedupe on it. */
+export interface DeliveryMessage<T> {
+  id: string;
+  delivery: string;
+  key: string | null;
+  payload: T;
+  /** 1 for the first send. */
+  attempt: number;
+  createdAt: number;
+}
+
+export interface SendContext {
+  /** Aborted when the send's timeout passes. Pass it to `fetch` or an RPC that takes one. */
+  signal: AbortSignal;
+  /** The engine's clock, epoch ms (a Standard Webhooks sender stamps it). */
+  now: number;
+  logger: Logger;
+}
+
+export type Send<T> = (message: DeliveryMessage<T>, ctx: SendContext) => unknown;
+
+/** Seed 000's retry schedule: 1m, 5m, 15m, 1h, 2h, then the callback is dropped. */
+export const SEED_RETRY = ["1m", "5m", "15m", "1h", "2h"] as const;
+
+const deliveryOptionsSchema = z
+  .object({
+    send: fn<Send<unknown>>("a function (message, ctx) => Promise"),
+    /** Most calls this delivery makes in one tick (its share of the engine's `tickBudget`); default 500. */
+    budget: z.number().int().min(1).default(500),
+    /** Most retries per tick, within `budget` (seed 000: 50, lower than the cap to leave headroom). */
+    retryBatch: z.number().int().min(0).default(50),
+    /** Delay before each retry; `null` from the policy drops the item. Default seed 000's 1m 5m 15m 1h 2h. */
+    retry: fn<Backoff>("a backoff: schedule([...]), exponential({...}) or (attempt) => ms | null").default(() => schedule([...SEED_RETRY])),
+    /** Called after a successful send, before the item leaves the outbox (seed 000: advance daily_date). */
+    onDelivered: fn<(message: DeliveryMessage<unknown>) => unknown>("a function (message) => void").optional(),
+    /** A send that has not answered after this long fails (and is retried); default 30s. */
+    timeout: durationMs.default(30_000),
+  })
+  .strict();
+
+export type DeliveryOptions<T> = Omit<z.input<typeof deliveryOptionsSchema>, "send" | "onDelivered"> & {
+  send: Send<T>;
+  onDelivered?: (message: DeliveryMessage<T>) => unknown;
+};
+
+export type DeliveryConfig = z.output<typeof deliveryOptionsSchema> & { name: string };
+
+export function parseDeliveryOptions(name: string, options: unknown): DeliveryConfig {
+  return { name, ...parseOptions(deliveryOptionsSchema, options, `delivery "${name}"`) };
+}

@@ -1,0 +1,165 @@
+import type { SqlDb } from "../store/sql-db.js";
+import type { DeliveryCounts, DeliveryRow, DeliveryStore, DroppedRow } from "./store.js";
+
+/** The delivery outbox; one SQL text for SQLite and PostgreSQL. */
+
+const COLUMNS = `id, delivery, key, payload, attempts, run_at, last_error, created_at`;
+
+// The lease is checked again in the outer WHERE: on PostgreSQL a row another process leased between
+// the subquery and the update is re-checked after its lock and skipped, so no item is sent twice at once.
+const claim = (retries: boolean) => `
+  UPDATE tickwork_deliveries SET lease_until = $4
+  WHERE id IN (
+    SELECT id FROM tickwork_deliveries
+    WHERE delivery = $1 AND ${retries ? "attempts > 0" : "attempts = 0"} AND run_at <= $2 AND lease_until <= $2
+    ORDER BY run_at${retries ? "" : ", created_at"} LIMIT $3
+  ) AND lease_until <= $2
+  RETURNING ${COLUMNS}`;
+const CLAIM_FRESH = claim(false);
+const CLAIM_RETRIES = claim(true);
+
+const RESCHEDULE = `UPDATE tickwork_deliveries SET attempts = $2, run_at = $3, last_error = $4, lease_until = 0 WHERE id = $1`;
+
+const DROP = `
+  INSERT INTO tickwork_delivery_dead (id, delivery, key, payload, attempts, last_error, created_at, dropped_at)
+  SELECT id, delivery, key, payload, $2, $3, created_at, $4 FROM tickwork_deliveries WHERE id = $1
+  ON CONFLICT DO NOTHING`;
+
+interface Raw {
+  id: string;
+  delivery: string;
+  key: string | null;
+  payload: string;
+  attempts: number | string;
+  run_at: number | string;
+  last_error: string | null;
+  created_at: number | string;
+  dropped_at?: number | string;
+}
+
+function toRow(r: Raw): DeliveryRow {
+  return {
+    id: r.id,
+    delivery: r.delivery,
+    key: r.key,
+    payload: r.payload,
+    attempts: Number(r.attempts),
+    runAt: Number(r.run_at),
+    lastError: r.last_error,
+    createdAt: Number(r.created_at),
+  };
+}
+
+export class SqlDeliveryStore implements DeliveryStore {
+  constructor(private readonly db: SqlDb) {}
+
+  async insertMany({ delivery, items, now }: Parameters<DeliveryStore["insertMany"]>[0]): Promise<string[]> {
+    const inserted: string[] = [];
+    // Chunks keep the statement under SQLite's bound-parameter limit; each is one round trip.
+    for (let i = 0; i < items.length; i += 200) {
+      const chunk = items.slice(i, i + 200);
+      const values = chunk.map((_, j) => `($${j * 3 + 1}, $${chunk.length * 3 + 1}, $${j * 3 + 2}, $${j * 3 + 3}, $${chunk.length * 3 + 2}, $${chunk.length * 3 + 2})`);
+      const params = [...chunk.flatMap((item) => [item.id, item.key, item.payload]), delivery, now];
+      const rows = await this.db.query<{ id: string }>(
+        `INSERT INTO tickwork_deliveries (id, delivery, key, payload, run_at, created_at) VALUES ${values.join(", ")} ON CONFLICT DO NOTHING RETURNING id`,
+        params,
+      );
+      inserted.push(...rows.map((r) => r.id));
+    }
+    return inserted;
+  }
+
+  async heldKeys({ delivery, keys }: { delivery: string; keys: string[] }): Promise<string[]> {
+    const held: string[] = [];
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const rows = await this.db.query<{ key: string }>(
+        `SELECT key FROM tickwork_deliveries WHERE delivery = $1 AND key IN (${chunk.map((_, j) => `$${j + 2}`).join(", ")})`,
+        [delivery, ...chunk],
+      );
+      held.push(...rows.map((r) => r.key));
+    }
+    return held;
+  }
+
+  async claimDue({ delivery, retries, now, limit, leaseUntil }: Parameters<DeliveryStore["claimDue"]>[0]): Promise<DeliveryRow[]> {
+    if (limit <= 0) return [];
+    const rows = await this.db.query<Raw>(retries ? CLAIM_RETRIES : CLAIM_FRESH, [delivery, now, limit, leaseUntil]);
+    return rows.map(toRow).sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
+  }
+
+  async deleteMany({ ids }: { ids: string[] }): Promise<void> {
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      await this.db.query(`DELETE FROM tickwork_deliveries WHERE id IN (${chunk.map((_, j) => `$${j + 1}`).join(", ")})`, chunk);
+    }
+  }
+
+  async reschedule({ id, attempts, runAt, error }: Parameters<DeliveryStore["reschedule"]>[0]): Promise<void> {
+    await this.db.query(RESCHEDULE, [id, attempts, runAt, error]);
+  }
+
+  async drop({ id, attempts, error, now }: Parameters<DeliveryStore["drop"]>[0]): Promise<void> {
+    await this.db.query(DROP, [id, attempts, error, now]);
+    await this.db.query(`DELETE FROM tickwork_deliveries WHERE id = $1`, [id]);
+  }
+
+  async replay({ delivery, ids, since, now, limit }: Parameters<DeliveryStore["replay"]>[0]): Promise<string[]> {
+    const picked = ids
+      ? await this.db.query<{ id: string }>(
+          `SELECT id FROM tickwork_delivery_dead WHERE delivery = $1 AND id IN (${ids.map((_, j) => `$${j + 2}`).join(", ")})`,
+          [delivery, ...ids],
+        )
+      : await this.db.query<{ id: string }>(
+          `SELECT id FROM tickwork_delivery_dead WHERE delivery = $1 AND dropped_at >= $2 ORDER BY dropped_at, id LIMIT $3`,
+          [delivery, since ?? 0, limit],
+        );
+    const moved: string[] = [];
+    for (const { id } of picked) {
+      // A key now held by a newer outstanding item stays dropped: replaying it would send an old value twice.
+      const [row] = await this.db.query<{ id: string }>(
+        `INSERT INTO tickwork_deliveries (id, delivery, key, payload, attempts, run_at, created_at)
+         SELECT id, delivery, key, payload, 0, $2, created_at FROM tickwork_delivery_dead WHERE id = $1
+         ON CONFLICT DO NOTHING RETURNING id`,
+        [id, now],
+      );
+      if (!row) continue;
+      await this.db.query(`DELETE FROM tickwork_delivery_dead WHERE id = $1`, [id]);
+      moved.push(id);
+    }
+    return moved;
+  }
+
+  async listOutstanding({ delivery, retrying, limit, after }: Parameters<DeliveryStore["listOutstanding"]>[0]): Promise<DeliveryRow[]> {
+    const rows = await this.db.query<Raw>(
+      `SELECT ${COLUMNS} FROM tickwork_deliveries WHERE delivery = $1 AND ${retrying ? "attempts > 0" : "attempts = 0"} AND id > $2 ORDER BY id LIMIT $3`,
+      [delivery, after ?? "", limit],
+    );
+    return rows.map(toRow);
+  }
+
+  async listDropped({ delivery, limit, before }: Parameters<DeliveryStore["listDropped"]>[0]): Promise<DroppedRow[]> {
+    const rows = await this.db.query<Raw>(
+      `SELECT ${COLUMNS}, dropped_at FROM tickwork_delivery_dead
+       WHERE delivery = $1 AND (dropped_at < $2 OR (dropped_at = $2 AND id < $3))
+       ORDER BY dropped_at DESC, id DESC LIMIT $4`,
+      [delivery, before?.droppedAt ?? Number.MAX_SAFE_INTEGER, before?.id ?? "\uffff", limit],
+    );
+    return rows.map((r) => ({ ...toRow(r), droppedAt: Number(r.dropped_at) }));
+  }
+
+  async counts({ delivery }: { delivery: string }): Promise<DeliveryCounts> {
+    const [outbox] = await this.db.query<{ pending: number | string | null; retrying: number | string | null; next_at: number | string | null }>(
+      `SELECT sum(CASE WHEN attempts = 0 THEN 1 ELSE 0 END) AS pending, sum(CASE WHEN attempts > 0 THEN 1 ELSE 0 END) AS retrying, min(run_at) AS next_at
+       FROM tickwork_deliveries WHERE delivery = $1`,
+      [delivery],
+    );
+    const [dead] = await this.db.query<{ n: number | string }>(`SELECT count(*) AS n FROM tickwork_delivery_dead WHERE delivery = $1`, [delivery]);
+    return {
+      pending: Number(outbox?.pending ?? 0),
+      retrying: Number(outbox?.retrying ?? 0),
+      dropped: Number(dead?.n ?? 0),
+      nextAt: outbox?.next_at == null ? null : Number(outbox.next_at),
+    };
+  }
+}

@@ -1,0 +1,50 @@
+/** An outbox row, mapped. Times are epoch ms; `payload` is JSON text. */
+export interface DeliveryRow {
+  id: string;
+  delivery: string;
+  key: string | null;
+  payload: string;
+  attempts: number;
+  runAt: number;
+  lastError: string | null;
+  createdAt: number;
+}
+
+export interface DroppedRow extends DeliveryRow {
+  droppedAt: number;
+}
+
+export interface DeliveryCounts {
+  /** Waiting for their first send. */
+  pending: number;
+  /** Failed at least once, waiting for their next attempt. */
+  retrying: number;
+  /** In the dead-letter table. */
+  dropped: number;
+  /** The soonest due time of a pending or retrying item, or null. */
+  nextAt: number | null;
+}
+
+/** The delivery module's storage seam: an outbox and a dead-letter table. */
+export interface DeliveryStore {
+  /** Adds items; an item whose key is already held by another outstanding item is skipped. Returns the ids inserted. */
+  insertMany(params: { delivery: string; items: { id: string; key: string | null; payload: string }[]; now: number }): Promise<string[]>;
+  /** Keys among `keys` that an outstanding item of this delivery holds (for callers filtering a source). */
+  heldKeys(params: { delivery: string; keys: string[] }): Promise<string[]>;
+  /**
+   * Leases due items until `leaseUntil`: first sends when `retries` is false, failed items when it is true.
+   * An item leased by another process whose lease has not lapsed is never returned.
+   */
+  claimDue(params: { delivery: string; retries: boolean; now: number; limit: number; leaseUntil: number }): Promise<DeliveryRow[]>;
+  /** Removes delivered items. */
+  deleteMany(params: { ids: string[] }): Promise<void>;
+  /** Records a failed attempt and when to try again. */
+  reschedule(params: { id: string; attempts: number; runAt: number; error: string }): Promise<void>;
+  /** Moves an item to the dead-letter table. */
+  drop(params: { id: string; attempts: number; error: string; now: number }): Promise<void>;
+  /** Moves dropped items back to the outbox as fresh items, keeping their ids; returns the ids moved. */
+  replay(params: { delivery: string; ids?: string[]; since?: number; now: number; limit: number }): Promise<string[]>;
+  listOutstanding(params: { delivery: string; retrying: boolean; limit: number; after?: string }): Promise<DeliveryRow[]>;
+  listDropped(params: { delivery: string; limit: number; before?: { droppedAt: number; id: string } }): Promise<DroppedRow[]>;
+  counts(params: { delivery: string }): Promise<DeliveryCounts>;
+}

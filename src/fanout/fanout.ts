@@ -1,0 +1,247 @@
+import type { Clock } from "../core/clock.js";
+import type { OutboundBudget } from "../core/budget.js";
+import { InvalidInputError, InvalidPayloadError, TickworkError, describe, errorText } from "../core/errors.js";
+import { serialisePayload } from "../core/json.js";
+import type { Logger } from "../core/logger.js";
+import { callWithTimeout } from "../core/timeout.js";
+import { isEmptyState, type FanoutConfig, type FanoutTarget } from "./options.js";
+import type { FanoutRow, FanoutStore, TargetResult } from "./store.js";
+
+/** A state that would switch every receiver off (seed 001: an empty symbol list from a transient query issue). */
+export class EmptyStateError extends TickworkError {
+  constructor(where: string) {
+    super("TW_EMPTY_STATE", `${where}: the state is empty; an empty state is refused so a transient read cannot switch every receiver off`);
+    this.name = "EmptyStateError";
+  }
+}
+
+export interface FanoutPass {
+  pushed: number;
+  failed: number;
+  /** True when the budget ran out before every target behind was pushed. */
+  carried: boolean;
+  nextAt: number | null;
+}
+
+export interface FanoutTargetStatus {
+  id: string;
+  group: string;
+  /** The state version the target acknowledged last (0: never). */
+  version: number;
+  behind: boolean;
+  failures: number;
+  lastError: string | null;
+  pushedAt: number | null;
+}
+
+export interface FanoutStatus {
+  name: string;
+  version: number;
+  nextAt: number | null;
+  nextReason: FanoutRow["nextReason"];
+  consecutiveFailures: number;
+  lastError: string | null;
+  lastPushAt: number | null;
+  lastSuccessAt: number | null;
+  /** Every target has acknowledged the current version. */
+  converged: boolean;
+  targets: FanoutTargetStatus[];
+}
+
+export interface FanoutDeps {
+  store: FanoutStore;
+  clock: Clock;
+  logger: Logger;
+  wake: () => void;
+}
+
+interface Resolved {
+  id: string;
+  group: string;
+  target: FanoutTarget;
+}
+
+/**
+ * Configuration fan-out (seed 001's PushNotificationManager, generalised): one state, pushed to
+ * groups of targets, each group with its own projection; all targets in parallel with
+ * `Promise.allSettled`. The state, its version and what each target acknowledged are in the store,
+ * so a retry goes only to the targets behind and survives a restart; the failure counter too (the
+ * seed kept it in memory and relied on reconciliation after an eviction; keeping it costs nothing
+ * here and keeps the backoff honest across restarts).
+ */
+export class Fanout<S = unknown> {
+  private ensured = false;
+
+  constructor(
+    readonly config: FanoutConfig,
+    private readonly deps: FanoutDeps,
+  ) {}
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  /**
+   * Saves `state` as the new version and schedules a push to every target at once (the next tick;
+   * immediately when the engine runs continuously). An empty state is refused before anything is
+   * written or sent. Pushing the same state again changes nothing.
+   */
+  async push(state: S): Promise<{ version: number; changed: boolean }> {
+    const text = this.serialise(state);
+    await this.ensure();
+    const saved = await this.deps.store.saveState({ name: this.name, state: text, now: this.deps.clock.now() });
+    if (saved.changed) {
+      this.deps.logger.info("fanout.state_changed", { fanout: this.name, version: saved.version });
+      this.deps.wake();
+    }
+    return saved;
+  }
+
+  /** @internal one round, if due: the targets behind (all of them on a reconciliation), within the budget. */
+  async pass(budget: OutboundBudget): Promise<FanoutPass> {
+    const { store, clock, logger } = this.deps;
+    await this.ensure();
+    const now = clock.now();
+    const round = await store.claimDue({ name: this.name, now, leaseUntil: now + this.config.timeout * 2 + 10_000 });
+    if (!round) return { pushed: 0, failed: 0, carried: false, nextAt: (await store.get({ name: this.name }))?.nextAt ?? null };
+
+    let { version, state: text } = round;
+    try {
+      if (this.config.state) {
+        const fresh = this.serialise((await this.config.state()) as S);
+        if (fresh !== text) ({ version } = await store.saveState({ name: this.name, state: (text = fresh), now }));
+      }
+    } catch (error) {
+      // An empty or unreadable state is a failed round: nothing is sent, and it is retried on the backoff.
+      return this.endRound(round.version, round, [], error instanceof Error ? error.message : errorText(error), now, false);
+    }
+    if (text === null) {
+      await store.finish({ name: this.name, roundVersion: round.version, consecutiveFailures: 0, lastError: null, nextAt: null, nextReason: null, pushed: false, succeeded: false, now });
+      return { pushed: 0, failed: 0, carried: false, nextAt: null };
+    }
+    const state = JSON.parse(text) as S;
+    const targets = await this.resolveTargets();
+    const acked = new Map((await store.loadTargets({ fanout: this.name })).map((t) => [t.target, t.version]));
+    const everyone = round.nextReason === "reconcile";
+    const due = targets.filter((t) => everyone || (acked.get(t.id) ?? 0) < version);
+    const granted = budget.take(due.length);
+    const batch = due.slice(0, granted);
+    const payloads = new Map<string, unknown>();
+    for (const [group, def] of Object.entries(this.config.groups)) payloads.set(group, def.project ? def.project(state) : state);
+    const outcomes = await Promise.allSettled(
+      batch.map((t) =>
+        callWithTimeout(clock, this.config.timeout, (signal) => this.config.send(t.target, payloads.get(t.group), { group: t.group, version, signal, now: clock.now(), logger })),
+      ),
+    );
+    const results: TargetResult[] = batch.map((t, i) => ({
+      target: t.id,
+      group: t.group,
+      version,
+      error: outcomes[i]!.status === "fulfilled" ? null : errorText((outcomes[i] as PromiseRejectedResult).reason),
+    }));
+    await store.recordTargets({ fanout: this.name, results, now: clock.now() });
+    const failed = results.filter((r) => r.error !== null);
+    for (const r of failed) logger.warn("fanout.push_failed", { fanout: this.name, target: r.target, group: r.group, version, error: r.error });
+    if (batch.length < due.length) {
+      // Carried over: the rest of this round goes out on the next tick; the round stays due.
+      await store.finish({ name: this.name, roundVersion: version, consecutiveFailures: round.consecutiveFailures, lastError: failed[0]?.error ?? round.lastError, nextAt: now, nextReason: round.nextReason, pushed: batch.length > 0, succeeded: false, now });
+      return { pushed: batch.length - failed.length, failed: failed.length, carried: true, nextAt: now };
+    }
+    const error = failed.length ? `${failed.length} of ${batch.length} pushes failed; first: ${failed[0]!.target}: ${failed[0]!.error}` : null;
+    return this.endRound(version, round, results, error, now, batch.length > 0);
+  }
+
+  async status(): Promise<FanoutStatus> {
+    await this.ensure();
+    const row = await this.deps.store.get({ name: this.name });
+    const acked = new Map((await this.deps.store.loadTargets({ fanout: this.name })).map((t) => [t.target, t]));
+    const version = row?.version ?? 0;
+    const targets = (await this.resolveTargets()).map((t): FanoutTargetStatus => {
+      const a = acked.get(t.id);
+      return { id: t.id, group: t.group, version: a?.version ?? 0, behind: (a?.version ?? 0) < version, failures: a?.failures ?? 0, lastError: a?.lastError ?? null, pushedAt: a?.pushedAt ?? null };
+    });
+    return {
+      name: this.name,
+      version,
+      nextAt: row?.nextAt ?? null,
+      nextReason: row?.nextReason ?? null,
+      consecutiveFailures: row?.consecutiveFailures ?? 0,
+      lastError: row?.lastError ?? null,
+      lastPushAt: row?.lastPushAt ?? null,
+      lastSuccessAt: row?.lastSuccessAt ?? null,
+      converged: version > 0 && targets.every((t) => !t.behind),
+      targets,
+    };
+  }
+
+  /** Schedules a reconciliation (every target, current state) now. */
+  async reconcileNow(): Promise<void> {
+    await this.ensure();
+    const row = await this.deps.store.get({ name: this.name });
+    await this.deps.store.finish({ name: this.name, roundVersion: row?.version ?? 0, consecutiveFailures: row?.consecutiveFailures ?? 0, lastError: row?.lastError ?? null, nextAt: this.deps.clock.now(), nextReason: "reconcile", pushed: false, succeeded: false, now: this.deps.clock.now() });
+    this.deps.wake();
+  }
+
+  private async endRound(roundVersion: number, round: FanoutRow, results: TargetResult[], error: string | null, now: number, pushed: boolean): Promise<FanoutPass> {
+    const { store, logger } = this.deps;
+    const failed = results.filter((r) => r.error !== null).length;
+    const reconcileAt = this.config.reconcile === false ? null : now + this.config.reconcile;
+    if (error === null) {
+      await store.finish({ name: this.name, roundVersion, consecutiveFailures: 0, lastError: null, nextAt: reconcileAt, nextReason: reconcileAt === null ? null : "reconcile", pushed, succeeded: true, now });
+      logger.info(round.nextReason === "reconcile" ? "fanout.reconciled" : "fanout.converged", { fanout: this.name, version: roundVersion, pushed: results.length });
+      return { pushed: results.length, failed: 0, carried: false, nextAt: reconcileAt };
+    }
+    const failures = round.consecutiveFailures + 1;
+    const retryAt = now + this.backoff(failures);
+    // A retry never replaces a sooner wake-up (seed 001): a reconciliation due first stays first.
+    const nextAt = reconcileAt !== null && reconcileAt < retryAt ? reconcileAt : retryAt;
+    const nextReason = nextAt === retryAt ? "retry" : "reconcile";
+    await store.finish({ name: this.name, roundVersion, consecutiveFailures: failures, lastError: error, nextAt, nextReason, pushed, succeeded: false, now });
+    logger.warn("fanout.retry_scheduled", { fanout: this.name, version: roundVersion, failed, consecutiveFailures: failures, retryAt: nextAt, error });
+    return { pushed: results.length - failed, failed, carried: false, nextAt };
+  }
+
+  private backoff(failures: number): number {
+    // A policy that ends (schedule's last step passed) keeps its last step: fan-out never gives up,
+    // the next reconciliation would re-push anyway.
+    for (let n = failures; n >= 1; n--) {
+      const delay = this.config.backoff(n);
+      if (delay !== null) return delay;
+    }
+    return 0;
+  }
+
+  private async resolveTargets(): Promise<Resolved[]> {
+    const out: Resolved[] = [];
+    const seen = new Set<string>();
+    for (const [group, def] of Object.entries(this.config.groups)) {
+      const list = typeof def.targets === "function" ? await def.targets() : def.targets;
+      for (const target of list) {
+        const id = typeof target === "string" ? target : target && typeof target === "object" && typeof target.id === "string" ? target.id : undefined;
+        if (!id) throw new InvalidInputError(`fanout "${this.name}": group "${group}" has a target that is neither a string nor { id: string }: ${describe(target)}`);
+        if (seen.has(id)) throw new InvalidInputError(`fanout "${this.name}": target id "${id}" appears twice; ids must be unique across groups`);
+        seen.add(id);
+        out.push({ id, group, target });
+      }
+    }
+    return out;
+  }
+
+  private serialise(state: S): string {
+    const isEmpty = this.config.isEmpty ?? isEmptyState;
+    if (isEmpty(state)) throw new EmptyStateError(`fanout "${this.name}"`);
+    try {
+      return serialisePayload(state);
+    } catch (error) {
+      if (error instanceof InvalidPayloadError) throw new InvalidPayloadError(error.reason, `fanout "${this.name}"`, "state");
+      throw error;
+    }
+  }
+
+  private async ensure(): Promise<void> {
+    if (this.ensured) return;
+    // With a state source there is something to push from the start: the first round reconciles.
+    await this.deps.store.ensure({ name: this.name, now: this.deps.clock.now(), reconcileNow: this.config.state !== undefined });
+    this.ensured = true;
+  }
+}

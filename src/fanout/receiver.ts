@@ -1,0 +1,59 @@
+import { InvalidInputError, errorText } from "../core/errors.js";
+import { EmptyStateError } from "./fanout.js";
+import { isEmptyState } from "./options.js";
+
+/** Where a receiver keeps the last state it was pushed (seed 001: the DO's KV storage). */
+export interface ReceiverStorage<S> {
+  load(): S | null | undefined | Promise<S | null | undefined>;
+  save(state: S): void | Promise<void>;
+}
+
+export interface ReceiverOptions<S> {
+  /** Checks a pushed body and returns the state (a zod schema's `parse` fits); throw to refuse it. */
+  validate: (body: unknown) => S;
+  storage: ReceiverStorage<S>;
+  /** What to run on before any push or stored state exists (seed 001: the static symbol table, or null = allow all). */
+  fallback: S | null;
+  isEmpty?: (state: S) => boolean;
+}
+
+export type StateSource = "pushed" | "stored" | "default";
+
+/**
+ * The receiving side of a fan-out (seed 001's PriceCollector and PriceAlert): a pushed state is
+ * validated, an empty one refused (a transient empty read upstream must not switch everything off),
+ * and kept durably; reads fall back from the pushed state to the stored one to a static default, so
+ * a receiver never hard-fails for want of a push.
+ */
+export class FanoutReceiver<S> {
+  private pushed: S | null = null;
+  private stored: { state: S | null } | undefined;
+
+  constructor(private readonly options: ReceiverOptions<S>) {}
+
+  /** Validates and stores a pushed state; throws `InvalidInputError` or `EmptyStateError` (answer 400/422) and keeps the previous state. */
+  async receive(body: unknown): Promise<S> {
+    let state: S;
+    try {
+      state = this.options.validate(body);
+    } catch (error) {
+      throw new InvalidInputError(`pushed state refused: ${errorText(error)}`);
+    }
+    if ((this.options.isEmpty ?? isEmptyState)(state)) throw new EmptyStateError("pushed state refused");
+    await this.options.storage.save(state);
+    this.pushed = state;
+    return state;
+  }
+
+  /** The state to run on and where it came from: pushed, else stored, else the default. */
+  async current(): Promise<{ state: S | null; source: StateSource }> {
+    if (this.pushed !== null) return { state: this.pushed, source: "pushed" };
+    this.stored ??= { state: (await this.options.storage.load()) ?? null };
+    if (this.stored.state !== null) return { state: this.stored.state, source: "stored" };
+    return { state: this.options.fallback, source: "default" };
+  }
+}
+
+export function fanoutReceiver<S>(options: ReceiverOptions<S>): FanoutReceiver<S> {
+  return new FanoutReceiver(options);
+}

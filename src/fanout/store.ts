@@ -1,0 +1,48 @@
+/** A `tickwork_fanouts` row, mapped. Times are epoch ms; `state` is JSON text. */
+export interface FanoutRow {
+  name: string;
+  state: string | null;
+  version: number;
+  nextAt: number | null;
+  nextReason: "push" | "retry" | "reconcile" | null;
+  consecutiveFailures: number;
+  lastError: string | null;
+  lastPushAt: number | null;
+  lastSuccessAt: number | null;
+}
+
+/** A target's acknowledged state version and its failures. */
+export interface TargetRow {
+  target: string;
+  group: string;
+  version: number;
+  failures: number;
+  lastError: string | null;
+  pushedAt: number | null;
+}
+
+export interface TargetResult {
+  target: string;
+  group: string;
+  version: number;
+  /** null: the push succeeded. */
+  error: string | null;
+}
+
+/** The fan-out module's storage seam. */
+export interface FanoutStore {
+  /** Creates the fan-out's row if missing; with `reconcileNow`, its first round is due at once. */
+  ensure(params: { name: string; now: number; reconcileNow: boolean }): Promise<void>;
+  get(params: { name: string }): Promise<FanoutRow | null>;
+  /** Stores a state that differs from the current one as a new version, due now; returns the version current after. */
+  saveState(params: { name: string; state: string; now: number }): Promise<{ version: number; changed: boolean }>;
+  /** Leases the fan-out's round if its wake-up is due and no other process holds it. */
+  claimDue(params: { name: string; now: number; leaseUntil: number }): Promise<FanoutRow | null>;
+  loadTargets(params: { fanout: string }): Promise<TargetRow[]>;
+  recordTargets(params: { fanout: string; results: TargetResult[]; now: number }): Promise<void>;
+  /**
+   * Ends a round: failure count, last error, next wake-up, lease released. If the state changed
+   * during the round (a push saved a newer version), that push's own wake-up is kept.
+   */
+  finish(params: { name: string; roundVersion: number; consecutiveFailures: number; lastError: string | null; nextAt: number | null; nextReason: FanoutRow["nextReason"]; pushed: boolean; succeeded: boolean; now: number }): Promise<void>;
+}
