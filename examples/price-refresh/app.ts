@@ -1,14 +1,15 @@
 import type { Hono } from "hono";
-import { createHttpClient, toMs, createTickwork, type Clock, type Duration, type HttpRetryOptions, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
-import { openDatabase, type AppDatabase, type DatabaseTarget } from "./database.js";
+import { createHttpClient, toMs, type Clock, type Duration, type HttpRetryOptions, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
+import { hostExample, type Hosting } from "../support/engine.js";
+import type { AppDatabase } from "./database.js";
+import { CREATE_TABLES } from "./sql.js";
 import { createApi, listen, type Listening } from "./server.js";
 import { defineTasks, PRICES_TASK, SWEEP_TASK, type SweepOptions } from "./tasks.js";
 
 /** The competition's always-priced tokens; the agents' swaps add the rest. */
 export const BASE_TOKENS = ["stx", "sbtc", "usdh", "alex", "welsh"] as const;
 
-export interface PriceRefreshAppOptions {
-  database: DatabaseTarget;
+export type PriceRefreshAppOptions = Hosting & {
   /** Tenero's base URL (the fake's in tests and the demo). */
   teneroUrl: string;
   /**
@@ -38,7 +39,7 @@ export interface PriceRefreshAppOptions {
   logger?: LoggerOption;
   logLevel?: LogLevel;
   handleSignals?: boolean;
-}
+};
 
 export interface PriceRefreshApp {
   tw: Tickwork;
@@ -55,14 +56,8 @@ const RETRY_ON = [500, 502, 503, 504];
 
 /** Seed 003 on tickwork: two periodic tasks, the cache they fill and the API that reads it, on one database. */
 export async function createPriceRefreshApp(options: PriceRefreshAppOptions): Promise<PriceRefreshApp> {
-  const { store, db } = await openDatabase(options.database);
-  let tw: Tickwork;
-  try {
-    tw = await createTickwork({ store, clock: options.clock, logger: options.logger, logLevel: options.logLevel, handleSignals: options.handleSignals ?? false });
-  } catch (error) {
-    await Promise.allSettled([store.close(), db.close()]);
-    throw error;
-  }
+  const host = await hostExample(options, CREATE_TABLES, { clock: options.clock, logger: options.logger, logLevel: options.logLevel, handleSignals: options.handleSignals ?? false });
+  const { tw, db } = host;
   // Both clients log to the engine's logger: one sink for tickwork's events and the upstreams'
   // failures (seed 003's root cause was a Tenero client that logged to a console nobody read).
   const common = { logger: tw.logger, clock: tw.clock, timeout: options.requestTimeout ?? "10s", retry: options.retry ?? { maxAttempts: 2 }, retryOn: RETRY_ON };
@@ -97,8 +92,7 @@ export async function createPriceRefreshApp(options: PriceRefreshAppOptions): Pr
     },
     async stop() {
       await Promise.allSettled(listeners.map((l) => l.close()));
-      await tw.stop();
-      await db.close();
+      await host.close();
     },
   };
 }

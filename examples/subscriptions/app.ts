@@ -1,5 +1,7 @@
-import { createTickwork, exponential, type Clock, type Duration, type LogLevel, type LoggerOption, type Queue, type Tickwork } from "../../src/index.js";
-import { openDatabase, type AppDatabase, type DatabaseTarget } from "./database.js";
+import { exponential, type Clock, type Duration, type LogLevel, type LoggerOption, type Queue, type Tickwork } from "../../src/index.js";
+import { hostExample, type Hosting } from "../support/engine.js";
+import type { AppDatabase } from "./database.js";
+import { CREATE_TABLES } from "./sql.js";
 import { paymentHandler, type PaymentEvent } from "./processor.js";
 import { scheduleDuePayments, type PaymentPayload, type ScheduleResult } from "./scheduler.js";
 
@@ -8,8 +10,7 @@ export const SCHEDULER_TASK = "schedule-payments";
 /** The seed's first attempt plus its five retries. */
 export const MAX_ATTEMPTS = 6;
 
-export interface SubscriptionsAppOptions {
-  database: DatabaseTarget;
+export type SubscriptionsAppOptions = Hosting & {
   /** The payment provider's base URL. */
   paymentsUrl: string;
   clock?: Clock;
@@ -30,7 +31,7 @@ export interface SubscriptionsAppOptions {
   schedulerCadence?: { cron: string } | { every: Duration };
   /** Called with each scheduler run's counts. */
   onScheduled?: (result: ScheduleResult) => void;
-}
+};
 
 export interface SubscriptionsApp {
   tw: Tickwork;
@@ -43,14 +44,8 @@ export interface SubscriptionsApp {
 
 /** Seed 004's system on tickwork: the subscriptions tables, the payments queue and its handler. */
 export async function createSubscriptionsApp(options: SubscriptionsAppOptions): Promise<SubscriptionsApp> {
-  const { store, db } = await openDatabase(options.database);
-  let tw: Tickwork;
-  try {
-    tw = await createTickwork({ store, clock: options.clock, logger: options.logger, logLevel: options.logLevel, handleSignals: options.handleSignals ?? false });
-  } catch (error) {
-    await Promise.allSettled([store.close(), db.close()]);
-    throw error;
-  }
+  const host = await hostExample(options, CREATE_TABLES, { clock: options.clock, logger: options.logger, logLevel: options.logLevel, handleSignals: options.handleSignals ?? false });
+  const { tw, db } = host;
   const payments = tw.queue<PaymentPayload>(PAYMENTS_QUEUE, {
     handler: paymentHandler({ db, paymentsUrl: options.paymentsUrl, now: () => tw.clock.now(), onEvent: options.onPaymentEvent }),
     concurrency: options.concurrency ?? 5,
@@ -75,9 +70,6 @@ export async function createSubscriptionsApp(options: SubscriptionsAppOptions): 
     db,
     payments,
     scheduleDuePayments: () => scheduleDuePayments({ db, payments, now: tw.clock.now() }),
-    async stop() {
-      await tw.stop();
-      await db.close();
-    },
+    stop: () => host.close(),
   };
 }
