@@ -1,0 +1,39 @@
+import type { Hono } from "hono";
+import { z } from "zod";
+import type { Tickwork } from "../../core/engine.js";
+import type { IdempotencyRecord, ListCursor } from "../../idempotency/store.js";
+import { cursorOf, limit, parseQuery, text, toCursor } from "../validation.js";
+
+const cursor = cursorOf((fields): ListCursor | null => {
+  const [createdAt, key, operation] = fields;
+  const ok = Number.isSafeInteger(createdAt) && typeof key === "string" && typeof operation === "string" && !`${key}${operation}`.includes("\u0000");
+  return ok ? { createdAt: createdAt as number, key: key as string, operation: operation as string } : null;
+});
+
+const KeysQuery = z.object({ scope: text(255), before: cursor.optional(), limit: limit(500, 50) });
+
+export function idempotencyRoutes(api: Hono, tw: Tickwork): void {
+  /** Keys of one scope, newest first; `next` is the `before` of the following page. */
+  api.get("/idempotency", async (c) => {
+    const { scope, before, limit } = parseQuery(c, KeysQuery);
+    const records = await tw.store.idempotency.list({ scope, limit, before });
+    const last = records.at(-1);
+    return c.json({
+      keys: records.map(view),
+      next: last && records.length === limit ? toCursor([last.createdAt, last.key, last.operation]) : null,
+    });
+  });
+}
+
+/** The record without its claim id (an owner's fencing token, of no use to an operator). */
+function view({ claimId: _claimId, result, ...record }: IdempotencyRecord) {
+  return { ...record, result: result === null ? null : parseResult(result) };
+}
+
+function parseResult(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,139 @@
+// The admin API's response shapes, on their own (no imports), so the dashboard (browser code, its own
+// tsconfig) can share them without pulling the engine into its program. The routes build these from
+// the engine's own types, so the compiler keeps the two in step.
+
+export type JobStatusName = "pending" | "running" | "succeeded" | "failed" | "cancelled";
+
+export interface QueueSummary {
+  name: string;
+  /** Declared in this process (`tw.queue(name)`); only declared queues can be filtered on and operated. */
+  declared: boolean;
+  /** This process runs the queue's jobs. */
+  hasHandler: boolean;
+  concurrency: number | null;
+  /** Jobs of this queue running in this process right now. */
+  runningHere: number;
+  counts: Record<JobStatusName, number>;
+}
+
+/** A job without its payload, as lists of many jobs show it. */
+export interface JobSummary {
+  id: string;
+  queue: string;
+  key: string | null;
+  status: JobStatusName;
+  priority: number;
+  runAt: number;
+  attempts: number;
+  maxAttempts: number;
+  lastError: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+export interface TaskSummary {
+  name: string;
+  schedule: string;
+  lastRunAt: number | null;
+  lastDurationMs: number | null;
+  lastOutcome: "succeeded" | "failed" | "backed_off" | null;
+  lastError: string | null;
+  consecutiveFailures: number;
+  nextRunAt: number | null;
+  /** Adaptive backoff: skipped until then. */
+  nextRunAfter: number | null;
+  paused: boolean;
+  pausedUntil: number | null;
+  breakerOpen: boolean;
+  running: boolean;
+}
+
+export interface ThroughputSnapshot {
+  bucketMs: number;
+  /** Start of the first bucket (epoch ms); the last bucket is the current one, still filling. */
+  start: number;
+  /** Job attempts finished per bucket, oldest first, per queue. */
+  queues: Record<string, number[]>;
+}
+
+/** An item of a delivery's outbox or dead-letter table. */
+export interface DeliveryItemView {
+  id: string;
+  key: string | null;
+  payload: unknown;
+  /** The attempt the next send is (outbox), or the last one made (dropped). */
+  attempt: number;
+  lastError: string | null;
+  createdAt: number;
+  /** Outbox: when it is due. */
+  runAt?: number;
+  /** Dead letters: when it was dropped. */
+  droppedAt?: number;
+}
+
+export interface DeliverySummary {
+  name: string;
+  /** Sends per tick this delivery may take from the shared outbound budget. */
+  budget: number;
+  retryBatch: number;
+  /** Waiting for their first send. */
+  pending: number;
+  /** Failed at least once, waiting for their next attempt. */
+  retrying: number;
+  /** In the dead-letter table. */
+  dropped: number;
+  nextAt: number | null;
+  /** This process's last pass: what it sent out of `budget`, and whether the budget ran out. */
+  lastPass: { at: number; sent: number; delivered: number; failed: number; dropped: number; carried: boolean } | null;
+  /** The next retries due, soonest first (a few). */
+  nextRetries: DeliveryItemView[];
+  /** The latest dead letters, newest first (a few). */
+  latestDropped: DeliveryItemView[];
+}
+
+export interface FanoutTargetView {
+  id: string;
+  group: string;
+  /** The state version the target acknowledged last (0: never). */
+  version: number;
+  behind: boolean;
+  failures: number;
+  lastError: string | null;
+  pushedAt: number | null;
+}
+
+export interface FanoutSummary {
+  name: string;
+  version: number;
+  /** The next round: a retry of the targets behind, or a reconciliation of all. */
+  nextAt: number | null;
+  nextReason: "push" | "retry" | "reconcile" | null;
+  consecutiveFailures: number;
+  lastError: string | null;
+  lastPushAt: number | null;
+  lastSuccessAt: number | null;
+  converged: boolean;
+  targets: FanoutTargetView[];
+}
+
+/** Everything the dashboard shows, in one response: one poll, one round trip per refresh. */
+export interface Overview {
+  /** The engine's clock, so relative times read the same as the engine's. */
+  now: number;
+  engine: { instanceId: string; store: string; started: boolean };
+  queues: QueueSummary[];
+  /** The most recent failed jobs. */
+  failed: JobSummary[];
+  scheduler: { pausedUntil: number | null; tasks: TaskSummary[] };
+  throughput: ThroughputSnapshot;
+  deliveries: DeliverySummary[];
+  fanouts: FanoutSummary[];
+}
+
+/** What `POST /api/tasks/:task/run` returns per run. */
+export interface TaskRunResult {
+  task: string;
+  outcome: "succeeded" | "failed" | "backed_off" | "skipped";
+  reason?: string;
+}

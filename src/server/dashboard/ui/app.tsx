@@ -1,0 +1,188 @@
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import type { Overview, TaskRunResult } from "../../api/types.js";
+import { ApiFailure, saveToken, type AdminApi } from "./api.js";
+import { Deliveries } from "./deliveries.js";
+import { FailedJobs } from "./failed-jobs.js";
+import { Fanouts } from "./fanouts.js";
+import { Queues } from "./queues.js";
+import { Tasks, type TaskActions } from "./tasks.js";
+import { ThroughputChart } from "./throughput-chart.js";
+
+type Notice = { text: string; tone: "ok" | "bad" };
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const path = encodeURIComponent;
+
+/**
+ * Polls `api/overview` (one request feeds every panel) every `refreshMs` while the tab is visible,
+ * and at once after an action. Polling rather than server-sent events: EventSource cannot send the
+ * Authorization header, SQLite has no change feed to push from, and a poll is one stateless request
+ * that any proxy, and later a Durable Object, serves alike.
+ */
+export function App(props: { api: AdminApi; refreshMs: number }) {
+  const { api } = props;
+  const [overview, setOverview] = useState<Overview | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [needsToken, setNeedsToken] = useState(false);
+  const [notice, setNotice] = useState<Notice | null>(null);
+  const [busy, setBusy] = useState(false);
+  const loading = useRef<{ again: boolean } | null>(null);
+
+  const refresh = useCallback(async (): Promise<void> => {
+    // One request at a time; a refresh asked for meanwhile runs once the current one is done.
+    if (loading.current) {
+      loading.current.again = true;
+      return;
+    }
+    const current = (loading.current = { again: false });
+    try {
+      setOverview(await api.call<Overview>("GET", "api/overview"));
+      setProblem(null);
+      setNeedsToken(false);
+    } catch (error) {
+      if (error instanceof ApiFailure && error.status === 401) setNeedsToken(true);
+      else setProblem(`Cannot refresh: ${message(error)}`);
+    } finally {
+      loading.current = null;
+      if (current.again) void refresh();
+    }
+  }, [api]);
+
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const loop = async () => {
+      if (document.visibilityState === "visible") await refresh();
+      timer = setTimeout(loop, props.refreshMs);
+    };
+    const onVisible = () => {
+      if (document.visibilityState === "visible") void refresh();
+    };
+    void loop();
+    document.addEventListener("visibilitychange", onVisible);
+    return () => {
+      clearTimeout(timer);
+      document.removeEventListener("visibilitychange", onVisible);
+    };
+  }, [props.refreshMs, refresh]);
+
+  useEffect(() => {
+    if (overview && performance.getEntriesByName("tickwork:first-data").length === 0) performance.mark("tickwork:first-data");
+  }, [overview]);
+
+  const act = async (failure: string, action: () => Promise<string>) => {
+    setBusy(true);
+    try {
+      setNotice({ text: await action(), tone: "ok" });
+    } catch (error) {
+      if (error instanceof ApiFailure && error.status === 401) setNeedsToken(true);
+      setNotice({ text: `${failure}: ${message(error)}`, tone: "bad" });
+    } finally {
+      setBusy(false);
+      await refresh();
+    }
+  };
+
+  const retryJob = (id: string) =>
+    act(`Retrying job ${id} failed`, async () => {
+      await api.call("POST", `api/jobs/${path(id)}/retry`);
+      return `Job ${id} is pending again.`;
+    });
+  const retryFailed = (queue: string) =>
+    act(`Retrying the failed jobs of ${queue} failed`, async () => {
+      const { retried } = await api.call<{ retried: number }>("POST", `api/queues/${path(queue)}/retry-failed`);
+      return `${retried} failed job${retried === 1 ? "" : "s"} of ${queue} pending again.`;
+    });
+  const replayDropped = (delivery: string) =>
+    act(`Replaying the dropped items of ${delivery} failed`, async () => {
+      const { replayed } = await api.call<{ replayed: string[] }>("POST", `api/deliveries/${path(delivery)}/replay`, { since: 0 });
+      return `${replayed.length} dropped item${replayed.length === 1 ? "" : "s"} of ${delivery} sent again.`;
+    });
+  const reconcile = (fanout: string) =>
+    act(`Reconciling ${fanout} failed`, async () => {
+      await api.call("POST", `api/fanouts/${path(fanout)}/reconcile`);
+      return `${fanout}: every target gets the current state at the next pass.`;
+    });
+  const taskActions: TaskActions = {
+    runNow: (task) =>
+      act(`Running ${task} failed`, async () => {
+        const { results } = await api.call<{ results: TaskRunResult[] }>("POST", `api/tasks/${path(task)}/run`);
+        return results.map((r) => `${r.task}: ${r.outcome.replace("_", " ")}${r.reason ? ` (${r.reason})` : ""}`).join("; ") || "No task to run.";
+      }),
+    pause: (task, until) =>
+      act(`Pausing ${task} failed`, async () => {
+        await api.call("POST", `api/tasks/${path(task)}/pause`, { until });
+        return task === "all" ? `All tasks paused for ${until}.` : `${task} paused for ${until}.`;
+      }),
+    resume: (task) =>
+      act(`Resuming ${task} failed`, async () => {
+        await api.call("POST", `api/tasks/${path(task)}/resume`);
+        return task === "all" ? "All tasks resumed." : `${task} resumed.`;
+      }),
+  };
+
+  if (needsToken) return <TokenForm onToken={(token) => (saveToken(token), void refresh())} />;
+  if (!overview) return <p class={problem ? "problem bad" : "loading"}>{problem ?? "Loading…"}</p>;
+  const { engine, now } = overview;
+  return (
+    <div class="page">
+      <header>
+        <h1>tickwork</h1>
+        <span class="sub">
+          {engine.store} · instance {engine.instanceId} · {engine.started ? "workers running" : "workers not started"}
+        </span>
+        <span class={problem ? "live bad" : "live ok"} role="status">
+          {problem ?? `live · ${new Date(now).toISOString().slice(11, 19)} UTC`}
+        </span>
+      </header>
+      {notice ? (
+        <p class={`notice ${notice.tone}`} role="alert">
+          {notice.text}
+        </p>
+      ) : null}
+      <section aria-label="Queues">
+        <h2>Queues</h2>
+        <Queues queues={overview.queues} busy={busy} onRetryFailed={retryFailed} />
+      </section>
+      <section aria-label="Throughput">
+        <h2>Throughput (this process)</h2>
+        <ThroughputChart throughput={overview.throughput} />
+      </section>
+      <section aria-label="Failed jobs">
+        <h2>Failed jobs</h2>
+        <FailedJobs jobs={overview.failed} now={now} busy={busy} onRetry={retryJob} />
+      </section>
+      <section aria-label="Tasks">
+        <h2>Tasks</h2>
+        <Tasks tasks={overview.scheduler.tasks} pausedUntil={overview.scheduler.pausedUntil} now={now} busy={busy} actions={taskActions} />
+      </section>
+      <section aria-label="Deliveries">
+        <h2>Deliveries</h2>
+        <Deliveries deliveries={overview.deliveries} now={now} busy={busy} onReplay={replayDropped} />
+      </section>
+      <section aria-label="Fan-outs">
+        <h2>Fan-outs</h2>
+        <Fanouts fanouts={overview.fanouts} now={now} busy={busy} onReconcile={reconcile} />
+      </section>
+    </div>
+  );
+}
+
+function TokenForm(props: { onToken: (token: string) => void }) {
+  const [value, setValue] = useState("");
+  return (
+    <form
+      class="token"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (value.trim()) props.onToken(value.trim());
+      }}
+    >
+      <h1>tickwork</h1>
+      <p>This dashboard needs the admin token: the server's token option, or TICKWORK_ADMIN_TOKEN.</p>
+      <label>
+        Admin token <input type="password" name="token" autocomplete="current-password" value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+      </label>
+      <button type="submit">Open</button>
+    </form>
+  );
+}

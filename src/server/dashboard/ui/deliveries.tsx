@@ -1,0 +1,82 @@
+import type { DeliveryItemView, DeliverySummary } from "../../api/types.js";
+import { absolute, count, firstLine, relative } from "./format.js";
+
+function Items(props: { title: string; items: DeliveryItemView[]; now: number; when: (item: DeliveryItemView) => number | undefined }) {
+  if (props.items.length === 0) return null;
+  return (
+    <details>
+      <summary class="sub">{props.title}</summary>
+      <ul class="items">
+        {props.items.map((item) => (
+          <li key={item.id}>
+            <span title={absolute(props.when(item) ?? null)}>{relative(props.when(item) ?? null, props.now)}</span> {item.key ?? item.id} · attempt {item.attempt}
+            <div class="sub bad" title={item.lastError ?? ""}>
+              {firstLine(item.lastError)}
+            </div>
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
+export function Deliveries(props: { deliveries: DeliverySummary[]; now: number; busy: boolean; onReplay: (delivery: string) => void }) {
+  const { now } = props;
+  if (props.deliveries.length === 0) return <p class="empty">No delivery is declared in this process.</p>;
+  return (
+    <table class="grid" aria-label="Deliveries">
+      <thead>
+        <tr>
+          <th>Delivery</th>
+          <th class="num">Pending</th>
+          <th class="num">Retrying</th>
+          <th class="num">Dropped</th>
+          <th>Next send</th>
+          <th>Last pass</th>
+          <th />
+        </tr>
+      </thead>
+      <tbody>
+        {props.deliveries.map((d) => (
+          <tr key={d.name} data-delivery={d.name}>
+            <td>
+              <strong>{d.name}</strong>
+              <Items title={`next retries (${d.nextRetries.length} shown)`} items={d.nextRetries} now={now} when={(i) => i.runAt} />
+              <Items title={`latest dropped (${d.latestDropped.length} shown)`} items={d.latestDropped} now={now} when={(i) => i.droppedAt} />
+            </td>
+            <td class="num" data-state="pending">
+              {count(d.pending)}
+            </td>
+            <td class={d.retrying > 0 ? "num warn" : "num"} data-state="retrying">
+              {count(d.retrying)}
+            </td>
+            <td class={d.dropped > 0 ? "num bad" : "num"} data-state="dropped">
+              {count(d.dropped)}
+            </td>
+            <td title={absolute(d.nextAt)}>{relative(d.nextAt, now)}</td>
+            <td>
+              {d.lastPass ? (
+                <>
+                  {relative(d.lastPass.at, now)}: sent {count(d.lastPass.sent)} of {count(d.budget)}
+                  {d.lastPass.carried ? <span class="tag warn">budget used up</span> : null}
+                  <div class="sub">
+                    {count(d.lastPass.delivered)} delivered, {count(d.lastPass.failed)} failed, {count(d.lastPass.dropped)} dropped
+                  </div>
+                </>
+              ) : (
+                <span class="sub">none in this process</span>
+              )}
+            </td>
+            <td class="actions">
+              {d.dropped > 0 ? (
+                <button type="button" disabled={props.busy} onClick={() => props.onReplay(d.name)}>
+                  Replay {count(d.dropped)} dropped
+                </button>
+              ) : null}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

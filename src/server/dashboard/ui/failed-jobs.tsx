@@ -1,0 +1,46 @@
+import type { JobSummary } from "../../api/types.js";
+import { absolute, firstLine, relative } from "./format.js";
+
+export function FailedJobs(props: { jobs: JobSummary[]; now: number; busy: boolean; onRetry: (id: string) => void }) {
+  if (props.jobs.length === 0) return <p class="empty">No failed jobs.</p>;
+  return (
+    <table class="grid" aria-label="Failed jobs">
+      <thead>
+        <tr>
+          <th>Job</th>
+          <th>Queue</th>
+          <th class="num">Attempts</th>
+          <th>Failed</th>
+          <th>Last error</th>
+          <th />
+        </tr>
+      </thead>
+      <tbody>
+        {props.jobs.map((job) => (
+          <tr key={job.id} data-job={job.id}>
+            <td>
+              #{job.id}
+              {job.key ? <div class="sub">{job.key}</div> : null}
+            </td>
+            <td>{job.queue}</td>
+            <td class="num">
+              {job.attempts}/{job.maxAttempts}
+            </td>
+            <td title={absolute(job.finishedAt)}>{relative(job.finishedAt, props.now)}</td>
+            <td class="error">
+              <details>
+                <summary>{firstLine(job.lastError)}</summary>
+                <pre>{job.lastError}</pre>
+              </details>
+            </td>
+            <td class="actions">
+              <button type="button" disabled={props.busy} aria-label={`Retry job ${job.id}`} onClick={() => props.onRetry(job.id)}>
+                Retry
+              </button>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

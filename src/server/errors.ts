@@ -1,0 +1,58 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { InvalidInputError, JobNotFoundError, JobStateError, StoreUnavailableError, UnknownQueueError, errorText } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+
+export interface Issue {
+  /** The field at fault, e.g. `status` or `until`; empty for the whole input. */
+  path: string;
+  message: string;
+}
+
+type ErrorStatus = 400 | 401 | 404 | 409 | 500 | 503;
+
+/**
+ * An answer the admin API gives on purpose. Its body is `{ error, message, issues? }`: `error` a
+ * short code to branch on, `message` for a person, naming the field at fault.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: ErrorStatus,
+    readonly code: string,
+    message: string,
+    readonly issues?: Issue[],
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+/** A zod failure as a 400 naming each field, e.g. `status: expected one of pending, running...`. */
+export function invalid(code: "invalid_query" | "invalid_body" | "invalid_path", error: z.ZodError): ApiError {
+  const issues = error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+  return new ApiError(400, code, issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; "), issues);
+}
+
+/**
+ * The engine's typed errors mapped to statuses; anything else is a 500 whose details go to the
+ * engine's log (`server.error`), never to the client: a driver's message can carry SQL.
+ */
+export function errorResponse(c: Context, error: unknown, logger: Logger): Response {
+  const known = toApiError(error);
+  if (known) {
+    const { status, code, message, issues } = known;
+    return c.json(issues ? { error: code, message, issues } : { error: code, message }, status);
+  }
+  logger.error("server.error", { method: c.req.method, path: c.req.path, error: errorText(error) });
+  return c.json({ error: "internal_error", message: "the request failed; the server's log has the details (event server.error)" }, 500);
+}
+
+function toApiError(error: unknown): ApiError | null {
+  if (error instanceof ApiError) return error;
+  if (error instanceof JobNotFoundError) return new ApiError(404, "not_found", error.message);
+  if (error instanceof JobStateError) return new ApiError(409, "conflict", error.message);
+  if (error instanceof UnknownQueueError) return new ApiError(400, "unknown_queue", error.message);
+  if (error instanceof InvalidInputError) return new ApiError(400, "invalid_input", error.message);
+  if (error instanceof StoreUnavailableError) return new ApiError(503, "store_unavailable", "the store cannot be reached; try again");
+  return null;
+}

@@ -1,0 +1,7 @@
+// The admin server: JSON API, dashboard, /metrics, /healthz and /readyz over a tickwork engine.
+// `adminApp` and `serve` are for Node; `createAdminApp` uses web standards only (workerd, later).
+export { adminApp, serve, TOKEN_VARIABLE, type AdminOptions, type ServeOptions, type Serving } from "./node.js";
+export { createAdminApp, type AdminApp, type AdminAppOptions } from "./app.js";
+export { prometheusMetrics, type MetricsExposition } from "./metrics.js";
+export type { AuthMode } from "./auth.js";
+export type { Overview, QueueSummary, JobSummary, TaskSummary, ThroughputSnapshot, TaskRunResult, DeliverySummary, DeliveryItemView, FanoutSummary, FanoutTargetView } from "./api/types.js";

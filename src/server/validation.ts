@@ -1,0 +1,124 @@
+import type { Context } from "hono";
+import { z } from "zod";
+import { toMs } from "../core/duration.js";
+import { ApiError, invalid } from "./errors.js";
+
+/** Queue and task names, as the engine accepts them. */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
+const INT64_MAX = "9223372036854775807";
+
+export const name = (what: "queue" | "task") =>
+  z.string().regex(NAME, `a ${what} name is 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit`);
+
+/** Job ids are 64-bit integers: a longer one would reach PostgreSQL as an out-of-range error, not a 404. */
+const DIGITS = /^[1-9][0-9]{0,18}$/;
+export const jobId = z
+  .string()
+  .regex(DIGITS, 'a job id is a positive integer such as "42"')
+  .refine((id) => !DIGITS.test(id) || id.length < INT64_MAX.length || id <= INT64_MAX, `a job id is at most ${INT64_MAX}`);
+
+/** Free text compared in SQL (keys, scopes): PostgreSQL refuses NUL in text, so it is refused here, by name. */
+export const text = (max: number) =>
+  z
+    .string()
+    .min(1, "must not be empty")
+    .max(max, `at most ${max} characters`)
+    .refine((s) => !s.includes("\u0000"), "must not contain NUL (\\u0000)");
+
+export const limit = (max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^[0-9]{1,4}$/, `an integer from 1 to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(1, `an integer from 1 to ${max}`).max(max, `an integer from 1 to ${max}`))
+    .default(fallback);
+
+/**
+ * An instant for pauses: epoch milliseconds, an ISO 8601 time ("2026-01-01T12:00:00Z") or a
+ * duration from now ("30m", "2h"). Resolved against the engine's clock by `resolveInstant`.
+ */
+export const instant = z.union([z.number(), z.string()]).transform((value, ctx): { at: number } | { in: number } => {
+  if (typeof value === "number") {
+    if (Number.isInteger(value) && value >= 0) return { at: value };
+    ctx.addIssue({ code: "custom", message: `epoch milliseconds must be a non-negative integer, got ${value}` });
+    return z.NEVER;
+  }
+  if (/^\d{4}-\d{2}-\d{2}/.test(value)) {
+    const at = Date.parse(value);
+    if (Number.isFinite(at)) return { at };
+    ctx.addIssue({ code: "custom", message: `not a valid ISO 8601 time: ${JSON.stringify(value)}` });
+    return z.NEVER;
+  }
+  try {
+    return { in: toMs(value) };
+  } catch {
+    ctx.addIssue({ code: "custom", message: `expected epoch ms, an ISO 8601 time or a duration such as "30m" or "2h", got ${JSON.stringify(value)}` });
+    return z.NEVER;
+  }
+});
+
+export function resolveInstant(value: { at: number } | { in: number }, now: number): number {
+  return "at" in value ? value.at : now + value.in;
+}
+
+/** The query string through `schema`: unknown and repeated parameters are refused, by name. */
+export function parseQuery<S extends z.ZodObject>(c: Context, schema: S): z.output<S> {
+  const given: Record<string, string> = {};
+  const known = Object.keys(schema.shape);
+  for (const [key, values] of Object.entries(c.req.queries())) {
+    if (!known.includes(key)) {
+      throw new ApiError(400, "invalid_query", `unknown parameter "${key}" (expected ${known.join(", ")})`, [{ path: key, message: "unknown parameter" }]);
+    }
+    if (values.length > 1) throw new ApiError(400, "invalid_query", `${key}: given ${values.length} times; give it once`, [{ path: key, message: "given more than once" }]);
+    given[key] = values[0]!;
+  }
+  const result = schema.safeParse(given);
+  if (!result.success) throw invalid("invalid_query", result.error);
+  return result.data;
+}
+
+/** A JSON body through `schema`; an empty body is `{}`. */
+export async function parseBody<S extends z.ZodType>(c: Context, schema: S, example: string): Promise<z.output<S>> {
+  const raw = await c.req.text();
+  let value: unknown = {};
+  if (raw.trim() !== "") {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new ApiError(400, "invalid_body", `the body must be JSON, e.g. ${example}`);
+    }
+  }
+  const result = schema.safeParse(value);
+  if (!result.success) throw invalid("invalid_body", result.error);
+  return result.data;
+}
+
+/** A path parameter through `schema`, named in the error (`id: a job id is...`). */
+export function parseParam<S extends z.ZodType>(c: Context, param: string, schema: S): z.output<S> {
+  const result = z.object({ [param]: schema }).safeParse({ [param]: c.req.param(param) });
+  if (!result.success) throw invalid("invalid_path", result.error);
+  return result.data[param] as z.output<S>;
+}
+
+/**
+ * A keyset cursor, opaque to clients: the previous page's last position as base64url JSON. `read`
+ * turns the decoded fields into the position, or null when they are not one.
+ */
+export function cursorOf<T>(read: (fields: unknown[]) => T | null) {
+  return z.string().transform((value, ctx): T => {
+    try {
+      const fields: unknown = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(value.replace(/-/g, "+").replace(/_/g, "/")), (ch) => ch.charCodeAt(0))));
+      const position = Array.isArray(fields) ? read(fields) : null;
+      if (position !== null) return position;
+    } catch {
+      // Not base64url JSON: reported below like any other bad cursor.
+    }
+    ctx.addIssue({ code: "custom", message: "not a cursor from a previous page (use the next value of the last response)" });
+    return z.NEVER;
+  });
+}
+
+export function toCursor(fields: unknown[]): string {
+  const bytes = new TextEncoder().encode(JSON.stringify(fields));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}

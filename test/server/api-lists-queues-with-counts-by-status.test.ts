@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import type { QueueSummary } from "../../src/server/index.js";
+import { allStoreCases } from "../support/stores.js";
+import { adminFor } from "./support/admin.js";
+
+describe.each(allStoreCases())("GET /api/queues ($name)", (storeCase) => {
+  const admin = adminFor(storeCase);
+
+  it("gives every declared queue and every queue with jobs, with counts by status", async () => {
+    const a = await admin();
+    const mail = a.tw.queue<{ fail?: boolean }>("mail", { retry: { maxAttempts: 1 }, handler: (job) => { if (job.payload.fail) throw new Error("bounce"); } });
+    a.tw.queue("idle", { handler: () => {} });
+    a.tw.queue("outbox");
+    await mail.enqueueMany([{ payload: {} }, { payload: {} }, { payload: { fail: true } }]);
+    await a.tw.tick();
+    await a.tw.jobs.cancel((await mail.enqueue({})).id);
+    await mail.enqueue({}, { delay: "1h" });
+
+    const { status, body } = await a.get<{ queues: QueueSummary[] }>("/api/queues");
+
+    expect(status).toBe(200);
+    expect(body.queues).toEqual([
+      { name: "idle", declared: true, hasHandler: true, concurrency: 1, runningHere: 0, counts: { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 } },
+      { name: "mail", declared: true, hasHandler: true, concurrency: 1, runningHere: 0, counts: { pending: 1, running: 0, succeeded: 2, failed: 1, cancelled: 1 } },
+      { name: "outbox", declared: true, hasHandler: false, concurrency: 1, runningHere: 0, counts: { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 } },
+    ]);
+  });
+});
