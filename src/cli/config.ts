@@ -11,7 +11,7 @@ export const DEFAULT_CONFIG_FILES = ["tickwork.config.ts", "tickwork.config.mts"
 
 const TYPESCRIPT = new Set([".ts", ".mts", ".cts"]);
 const JAVASCRIPT = new Set([".js", ".mjs", ".cjs"]);
-const KEYS = ["queues", "tasks", "engine", "setup"];
+const KEYS = ["queues", "tasks", "engine", "server", "setup"];
 /** Engine options the command line owns. */
 const ENGINE_OWNED: Record<string, string> = {
   store: "--db chooses the store",
@@ -27,6 +27,7 @@ export interface LoadedConfig {
   queues: [name: string, options: object][];
   tasks: [name: string, options: object][];
   engine: Record<string, unknown>;
+  server: Record<string, unknown>;
   setup: ConfigSetup | undefined;
 }
 
@@ -40,7 +41,7 @@ export async function loadConfig(path: string, cwd: string): Promise<LoadedConfi
   const absolute = resolve(cwd, path);
   const file = shown(absolute, cwd);
   const ext = extname(absolute);
-  if (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext)) throw new ConfigError(file, `expected a .ts, .mts, .js or .mjs module, got "${ext || "no extension"}"`);
+  if (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext)) throw new ConfigError(file, `expected a .ts, .mts, .cts, .js, .mjs or .cjs module, got "${ext || "no extension"}"`);
   if (!existsSync(absolute)) throw new ConfigError(file, "no such file");
   let namespace: Record<string, unknown>;
   try {
@@ -53,7 +54,7 @@ export async function loadConfig(path: string, cwd: string): Promise<LoadedConfi
 }
 
 async function importTypeScript(absolute: string, file: string): Promise<Record<string, unknown>> {
-  let tsx: typeof import("tsx/esm/api");
+  let tsx: { tsImport(specifier: string, parentURL: string): Promise<unknown> };
   try {
     tsx = await import("tsx/esm/api");
   } catch {
@@ -74,8 +75,8 @@ function checkShape(file: string, exports: Record<string, unknown>): LoadedConfi
   };
   const value = exports.default;
   if (value === undefined) fail("has no default export: `export default defineConfig({ queues, tasks, setup })` or a function `(tw, context) => ...`");
-  if (typeof value === "function") return { file, queues: [], tasks: [], engine: {}, setup: value as ConfigSetup };
-  if (!isPlainObject(value)) return fail(`the default export must be defineConfig({ queues, tasks, engine, setup }) or a function (tw, context) => ..., got ${describe(value)}`);
+  if (typeof value === "function") return { file, queues: [], tasks: [], engine: {}, server: {}, setup: value as ConfigSetup };
+  if (!isPlainObject(value)) return fail(`the default export must be defineConfig({ queues, tasks, engine, server, setup }) or a function (tw, context) => ..., got ${describe(value)}`);
   const unknown = Object.keys(value).filter((key) => !KEYS.includes(key));
   if (unknown.length) fail(`unknown key${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => `"${k}"`).join(", ")} in the default export (expected ${KEYS.join(", ")})`);
   const entries = (key: "queues" | "tasks", what: string): [string, object][] => {
@@ -89,9 +90,11 @@ function checkShape(file: string, exports: Record<string, unknown>): LoadedConfi
   const engine = value.engine ?? {};
   if (!isPlainObject(engine)) return fail(`engine must be an object of engine options, got ${describe(engine)}`);
   for (const key of Object.keys(engine)) if (key in ENGINE_OWNED) fail(`engine.${key} cannot be set in a config: ${ENGINE_OWNED[key]}`);
+  const server = value.server ?? {};
+  if (!isPlainObject(server)) return fail(`server must be an object of server options, got ${describe(server)}`);
   const setup = value.setup;
   if (setup !== undefined && typeof setup !== "function") fail(`setup must be a function (tw, context) => teardown?, got ${describe(setup)}`);
-  return { file, queues, tasks, engine, setup: setup as ConfigSetup | undefined };
+  return { file, queues, tasks, engine, server, setup: setup as ConfigSetup | undefined };
 }
 
 /** One line on why a module did not load; a syntax error names the place. */

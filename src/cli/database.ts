@@ -13,25 +13,25 @@ const POSTGRES_URL = /^postgres(ql)?:\/\//;
  * schema comes from `--schema` or the URL's `?schema=`; it is taken out of the URL, which `pg` would
  * otherwise pass to the server.
  */
-export function parseDatabase(db: string, schema: string | undefined): ConfigDatabase {
-  if (db === "") throw new UsageError("--db is empty: give an SQLite file path or a postgres:// URL");
+export function parseDatabase(db: string, schema: string | undefined, command: string): ConfigDatabase {
+  if (db === "") throw new UsageError("--db is empty: give an SQLite file path or a postgres:// URL", command);
   if (!POSTGRES_URL.test(db)) {
-    if (schema !== undefined) throw new UsageError(`--schema applies to PostgreSQL only, and --db ${db} is an SQLite file`);
+    if (schema !== undefined) throw new UsageError(`--schema applies to PostgreSQL only, and --db ${db} is an SQLite file`, command);
     return { kind: "sqlite", path: db };
   }
   let url: URL;
   try {
     url = new URL(db);
   } catch {
-    throw new UsageError(`--db ${redact(db)} is not a valid URL`);
+    throw new UsageError(`--db ${redact(db)} is not a valid URL`, command);
   }
   const fromUrl = url.searchParams.get("schema") ?? undefined;
   if (fromUrl !== undefined && schema !== undefined && fromUrl !== schema) {
-    throw new UsageError(`--schema ${schema} and the URL's ?schema=${fromUrl} disagree: give one`);
+    throw new UsageError(`--schema ${schema} and the URL's ?schema=${fromUrl} disagree: give one`, command);
   }
   url.searchParams.delete("schema");
   const chosen = schema ?? fromUrl;
-  if (chosen === "") throw new UsageError("the PostgreSQL schema is empty: give a name, e.g. --schema tickwork");
+  if (chosen === "") throw new UsageError("the PostgreSQL schema is empty: give a name, e.g. --schema tickwork", command);
   return chosen === undefined ? { kind: "postgres", url: url.href } : { kind: "postgres", url: url.href, schema: chosen };
 }
 

@@ -3,6 +3,7 @@
 import type { Tickwork, TickworkOptions } from "../core/engine.js";
 import type { QueueOptions } from "../queue/options.js";
 import type { TaskOptions } from "../schedule/task.js";
+import type { ServeOptions } from "../server/index.js";
 
 /** The database the command runs on (`--db`), so `setup` can keep the app's own tables beside tickwork's. */
 export type ConfigDatabase = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; schema?: string };
@@ -23,7 +24,7 @@ export type ConfigSetup = (tw: Tickwork, context: ConfigContext) => void | Confi
 export type ConfigEngineOptions = Omit<TickworkOptions, "store" | "clock" | "migrate" | "handleSignals">;
 
 /**
- * A config file's default export: `export default defineConfig({ queues, tasks, engine, setup })`, or
+ * A config file's default export: `export default defineConfig({ queues, tasks, engine, server, setup })`, or
  * a bare setup function `(tw, context) => teardown?`. Queues and tasks are declared in that order,
  * then `setup` runs.
  */
@@ -33,6 +34,8 @@ export interface TickworkConfig<Payloads extends Record<string, unknown> = Recor
   /** Task name to options, as `tw.task(name, options)` takes them. */
   tasks?: Record<string, TaskOptions>;
   engine?: ConfigEngineOptions;
+  /** The admin API and dashboard of `tickwork start`: `token`, `auth`, `port`, `host`... (`--port` and `--host` win). */
+  server?: ServeOptions;
   setup?: ConfigSetup;
 }
 

@@ -19,8 +19,8 @@ export interface Session {
 export interface SessionOptions {
   /** The command, for messages and for `setup`'s context: "status", "jobs list"... */
   command: string;
-  /** Whether the command needs the config's code (`start`, `tasks run`) or only uses it when there is one. */
-  config: "required" | "optional";
+  /** From `configOf`: loaded before the session, so that a bad config fails before the database is touched. */
+  config: LoadedConfig | undefined;
   /**
    * `start`: may create the database, migrates it, and sends events to the config's sink or stdout.
    * `command`: a one-shot command on an existing, migrated database; events of `warn` and up to stderr.
@@ -28,27 +28,27 @@ export interface SessionOptions {
   mode: "start" | "command";
 }
 
-export function databaseOf(parsed: Parsed): ConfigDatabase {
-  return parseDatabase(stringOption(parsed, "db") ?? (process.env.TICKWORK_DB || DEFAULT_DB), stringOption(parsed, "schema"));
+export function databaseOf(parsed: Parsed, command: string): ConfigDatabase {
+  return parseDatabase(stringOption(parsed, "db") ?? (process.env.TICKWORK_DB || DEFAULT_DB), stringOption(parsed, "schema"), command);
 }
 
+/** The config file: required by the commands that run its code, used when present by the others. */
 export async function configOf(parsed: Parsed, command: string, need: "required" | "optional"): Promise<LoadedConfig | undefined> {
   const path = findConfig(stringOption(parsed, "config") ?? (process.env.TICKWORK_CONFIG || undefined), process.cwd());
   if (path !== undefined) return loadConfig(path, process.cwd());
   if (need === "optional") return undefined;
-  throw new UsageError(`${command} needs a config file: pass --config <file>, set TICKWORK_CONFIG, or create ./tickwork.config.ts`, command);
+  throw new UsageError("no config file: pass --config <file>, set TICKWORK_CONFIG, or create ./tickwork.config.ts", command);
 }
 
 /**
- * Loads the config (before touching the database, so a bad config fails fast), opens the store,
- * creates the engine, declares the config's queues and tasks and runs its setup. One-shot commands
- * also get a producer handle for every queue that has jobs in the store, so `--queue` works without
- * the config that declares it.
+ * Opens the store, creates the engine, declares the config's queues and tasks and runs its setup.
+ * One-shot commands also get a producer handle for every queue that has jobs in the store, so
+ * `--queue` works without the config that declares it.
  */
 export async function openSession(parsed: Parsed, options: SessionOptions): Promise<Session> {
-  const database = databaseOf(parsed);
+  const database = databaseOf(parsed, options.command);
   const logLevel = logLevelOption(parsed, options.command);
-  const config = await configOf(parsed, options.command, options.config);
+  const { config } = options;
   const store = openStore(database, { create: options.mode === "start" });
   let tw: Tickwork | undefined;
   let teardown: ConfigTeardown | undefined;
@@ -58,8 +58,9 @@ export async function openSession(parsed: Parsed, options: SessionOptions): Prom
     teardown = await applyConfig(tw, config, { database, command: options.command });
     if (options.mode === "command") await declareStoredQueues(tw);
   } catch (error) {
+    // The error that stopped the start is the one to report, not a later one while cleaning up.
     await (tw ? tw.stop() : store.close()).catch(() => {});
-    await teardown?.();
+    await Promise.resolve(teardown?.()).catch(() => {});
     throw error;
   }
   const engine = tw;

@@ -1,3 +1,4 @@
+import { nextDelay } from "../core/backoff.js";
 import type { Clock } from "../core/clock.js";
 import type { OutboundBudget } from "../core/budget.js";
 import { InvalidInputError, InvalidPayloadError, describe, errorText } from "../core/errors.js";
@@ -49,10 +50,11 @@ const MAX_KEY_LENGTH = 512;
 
 /**
  * Batched callback delivery (seed 000's CallbackManager, generalised). Every emitted item goes to a
- * durable outbox in one statement per 200 items; each tick sends what its budget allows with
- * `Promise.allSettled` (one failure never affects another), carries the rest to the next tick, and
- * retries failures on the delivery's schedule until they are delivered or dropped to the dead-letter
- * table, from where they can be replayed.
+ * durable outbox in one statement per 16 items (a Durable Object binds at most 100 values per
+ * statement); each tick sends what its budget allows with `Promise.allSettled` (one failure never
+ * affects another), carries the rest to the next tick, and retries failures on the delivery's
+ * schedule until they are delivered or dropped to the dead-letter table, from where they can be
+ * replayed.
  *
  * Why an outbox where the seed kept its carry-over in memory: the seed could afford to lose the
  * carry because its daily pass resumes from per-row progress and its hourly receiver upserts. A
@@ -149,7 +151,7 @@ export class Delivery<T = unknown> {
     await store.deleteMany({ ids: delivered });
     // Work is carried when the budget, not the outbox, ended the pass. Checking whether the starved
     // kind had anything due would cost a query per tick; a 100 ms wake-up that finds nothing is cheaper.
-    pass.carried = fresh.full || fresh.starved || (retries.full && this.config.retryBatch > 0);
+    pass.carried = fresh.full || fresh.starved || retries.full;
     if (!pass.carried) pass.nextAt = (await store.counts({ delivery: this.name })).nextAt;
     if (pass.carried) this.deps.logger.debug("delivery.carried", { delivery: this.name, sent: pass.sent, budget: budget.total });
     this.last = { ...pass, at: now };
@@ -162,7 +164,7 @@ export class Delivery<T = unknown> {
   }
 
   /** Items waiting for their first send (`retrying: false`) or for a retry, by id. */
-  async outstanding(options: { retrying?: boolean; limit?: number; after?: string } = {}): Promise<DeliveryMessage<T>[]> {
+  async outstanding(options: { retrying?: boolean; limit?: number; after?: string } = {}): Promise<(DeliveryMessage<T> & { lastError: string | null; runAt: number })[]> {
     const rows = await this.deps.store.listOutstanding({ delivery: this.name, retrying: options.retrying ?? true, limit: checkLimit(options.limit), after: options.after });
     return rows.map((row) => ({ ...this.message(row), lastError: row.lastError, runAt: row.runAt }));
   }
@@ -178,6 +180,7 @@ export class Delivery<T = unknown> {
    * still dedupe) and start a fresh retry schedule. A key now held by a newer item is not replayed.
    */
   async replay(target: { id: string } | { since: Date | number; limit?: number }): Promise<string[]> {
+    if (!target || typeof target !== "object") throw new InvalidInputError(`delivery "${this.name}": replay takes { id } or { since, limit? }, got ${describe(target)}`);
     const now = this.deps.clock.now();
     const moved =
       "id" in target
@@ -213,7 +216,7 @@ export class Delivery<T = unknown> {
   private async failed(row: DeliveryRow, reason: unknown, now: number): Promise<boolean> {
     const attempts = row.attempts + 1;
     const error = errorText(reason);
-    const delay = this.config.retry(attempts);
+    const delay = nextDelay(this.config.retry, attempts);
     if (delay === null) {
       await this.deps.store.drop({ id: row.id, attempts, error, now });
       this.deps.logger.error("delivery.dropped", { delivery: this.name, id: row.id, key: row.key, attempts, error });

@@ -39,8 +39,11 @@ const deliveryOptionsSchema = z
     send: fn<Send<unknown>>("a function (message, ctx) => Promise"),
     /** Most calls this delivery makes in one tick (its share of the engine's `tickBudget`); default 500. */
     budget: z.number().int().min(1).default(500),
-    /** Most retries per tick, within `budget` (seed 000: 50, lower than the cap to leave headroom). */
-    retryBatch: z.number().int().min(0).default(50),
+    /**
+     * Most retries per tick, within `budget` (seed 000: 50, lower than the cap to leave headroom). At
+     * least 1: with none, failed items would never be retried nor dropped, and stay due forever.
+     */
+    retryBatch: z.number().int().min(1).default(50),
     /** Delay before each retry; `null` from the policy drops the item. Default seed 000's 1m 5m 15m 1h 2h. */
     retry: fn<Backoff>("a backoff: schedule([...]), exponential({...}) or (attempt) => ms | null").default(() => schedule([...SEED_RETRY])),
     /** Called after a successful send, before the item leaves the outbox (seed 000: advance daily_date). */

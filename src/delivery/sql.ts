@@ -5,6 +5,9 @@ import type { DeliveryCounts, DeliveryRow, DeliveryStore, DroppedRow } from "./s
 
 const COLUMNS = `id, delivery, key, payload, attempts, run_at, last_error, created_at`;
 
+/** Batches are sized by the bindings the store allows (a Durable Object: 100), at most this many rows. */
+const MAX_ROWS = 500;
+
 // The lease is checked again in the outer WHERE: on PostgreSQL a row another process leased between
 // the subquery and the update is re-checked after its lock and skipped, so no item is sent twice at once.
 const claim = (retries: boolean) => `
@@ -55,9 +58,10 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   async insertMany({ delivery, items, now }: Parameters<DeliveryStore["insertMany"]>[0]): Promise<string[]> {
     const inserted: string[] = [];
-    // Chunks keep the statement under SQLite's bound-parameter limit; each is one round trip.
-    for (let i = 0; i < items.length; i += 200) {
-      const chunk = items.slice(i, i + 200);
+    // An outbox row's insert binds 6 values on SQLite (delivery and now appear in every row).
+    const rowsPer = Math.min(MAX_ROWS, Math.floor(this.db.maxParams / 6));
+    for (let i = 0; i < items.length; i += rowsPer) {
+      const chunk = items.slice(i, i + rowsPer);
       const values = chunk.map((_, j) => `($${j * 3 + 1}, $${chunk.length * 3 + 1}, $${j * 3 + 2}, $${j * 3 + 3}, $${chunk.length * 3 + 2}, $${chunk.length * 3 + 2})`);
       const params = [...chunk.flatMap((item) => [item.id, item.key, item.payload]), delivery, now];
       const rows = await this.db.query<{ id: string }>(
@@ -71,8 +75,9 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   async heldKeys({ delivery, keys }: { delivery: string; keys: string[] }): Promise<string[]> {
     const held: string[] = [];
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
+    const per = Math.min(MAX_ROWS, this.db.maxParams - 1);
+    for (let i = 0; i < keys.length; i += per) {
+      const chunk = keys.slice(i, i + per);
       const rows = await this.db.query<{ key: string }>(
         `SELECT key FROM tickwork_deliveries WHERE delivery = $1 AND key IN (${chunk.map((_, j) => `$${j + 2}`).join(", ")})`,
         [delivery, ...chunk],
@@ -89,8 +94,9 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   async deleteMany({ ids }: { ids: string[] }): Promise<void> {
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = ids.slice(i, i + 500);
+    const per = Math.min(MAX_ROWS, this.db.maxParams);
+    for (let i = 0; i < ids.length; i += per) {
+      const chunk = ids.slice(i, i + per);
       await this.db.query(`DELETE FROM tickwork_deliveries WHERE id IN (${chunk.map((_, j) => `$${j + 1}`).join(", ")})`, chunk);
     }
   }
@@ -140,7 +146,8 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   async listDropped({ delivery, limit, before }: Parameters<DeliveryStore["listDropped"]>[0]): Promise<DroppedRow[]> {
     const rows = await this.db.query<Raw>(
-      `SELECT ${COLUMNS}, dropped_at FROM tickwork_delivery_dead
+      // The dead-letter table has no run_at; its dropped_at stands in for it.
+      `SELECT id, delivery, key, payload, attempts, dropped_at AS run_at, last_error, created_at, dropped_at FROM tickwork_delivery_dead
        WHERE delivery = $1 AND (dropped_at < $2 OR (dropped_at = $2 AND id < $3))
        ORDER BY dropped_at DESC, id DESC LIMIT $4`,
       [delivery, before?.droppedAt ?? Number.MAX_SAFE_INTEGER, before?.id ?? "\uffff", limit],
@@ -149,8 +156,11 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   async counts({ delivery }: { delivery: string }): Promise<DeliveryCounts> {
+    // An item leased by a pass still sending it is due again only when its lease lapses: waking at
+    // its run_at (already past) would have the runtime spin until then.
     const [outbox] = await this.db.query<{ pending: number | string | null; retrying: number | string | null; next_at: number | string | null }>(
-      `SELECT sum(CASE WHEN attempts = 0 THEN 1 ELSE 0 END) AS pending, sum(CASE WHEN attempts > 0 THEN 1 ELSE 0 END) AS retrying, min(run_at) AS next_at
+      `SELECT sum(CASE WHEN attempts = 0 THEN 1 ELSE 0 END) AS pending, sum(CASE WHEN attempts > 0 THEN 1 ELSE 0 END) AS retrying,
+         min(CASE WHEN lease_until > run_at THEN lease_until ELSE run_at END) AS next_at
        FROM tickwork_deliveries WHERE delivery = $1`,
       [delivery],
     );

@@ -21,7 +21,7 @@ export interface DeliveryCounts {
   retrying: number;
   /** In the dead-letter table. */
   dropped: number;
-  /** The soonest due time of a pending or retrying item, or null. */
+  /** The soonest time a pending or retrying item can be sent (its due time, or the end of the lease of a send in flight), or null. */
   nextAt: number | null;
 }
 

@@ -40,7 +40,9 @@ export interface WebhookSenderOptions<T> {
 
 /** A `send` for `tw.delivery` that POSTs the payload as JSON, signed. Any non-2xx answer is a failure (retried). */
 export function webhookSender<T>(options: WebhookSenderOptions<T>): Send<T> {
-  const key = importKey(options.secret);
+  // The secret is checked here, synchronously: a bad one is the caller's error now, not a rejected
+  // promise that nobody awaits until the first send (Node ends the process on an unhandled rejection).
+  const key = importKey(secretBytes(options.secret));
   const doFetch: FetchLike = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   return async (message, ctx) => {
     const url = typeof options.url === "function" ? options.url(message) : options.url;
@@ -96,7 +98,7 @@ export async function verifyWebhook(options: VerifyOptions): Promise<{ id: strin
   const tolerance = toMs(options.tolerance ?? "5m");
   const now = options.now ?? Date.now();
   if (Math.abs(now - timestamp * 1000) > tolerance) throw new WebhookVerificationError(`webhook-timestamp ${timestamp} is more than ${tolerance} ms from now`);
-  const expected = await sign(await importKey(options.secret), id, timestamp, options.body);
+  const expected = await sign(await importKey(secretBytes(options.secret)), id, timestamp, options.body);
   // A header may carry several signatures (secret rotation); any v1 match is enough.
   const match = signatures.split(" ").some((entry) => {
     const [version, value] = entry.split(",", 2);
@@ -112,7 +114,7 @@ export async function verifyWebhook(options: VerifyOptions): Promise<{ id: strin
   return { id, timestamp, payload };
 }
 
-async function importKey(secret: string): Promise<HmacKey> {
+function secretBytes(secret: string): Uint8Array {
   if (typeof secret !== "string" || !secret.startsWith("whsec_")) throw new InvalidInputError(`webhook secret must be "whsec_" + base64 bytes, got ${describe(secret)}`);
   let bytes: Uint8Array;
   try {
@@ -121,6 +123,10 @@ async function importKey(secret: string): Promise<HmacKey> {
     throw new InvalidInputError("webhook secret: the part after whsec_ is not base64");
   }
   if (bytes.length < 16) throw new InvalidInputError(`webhook secret must hold at least 16 bytes, got ${bytes.length}`);
+  return bytes;
+}
+
+function importKey(bytes: Uint8Array): Promise<HmacKey> {
   return globalThis.crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
 }
 

@@ -1,3 +1,4 @@
+import { nextDelay } from "../core/backoff.js";
 import type { Clock } from "../core/clock.js";
 import type { OutboundBudget } from "../core/budget.js";
 import { InvalidInputError, InvalidPayloadError, TickworkError, describe, errorText } from "../core/errors.js";
@@ -71,6 +72,13 @@ interface Resolved {
  */
 export class Fanout<S = unknown> {
   private ensured = false;
+  /**
+   * A round this process carried over (the budget ran out): the targets it pushed so far and their
+   * results, so the next pass goes on with the others rather than starting over with the same first
+   * ones (a reconciliation, or targets that keep failing, would never get past them). In memory: if
+   * it is lost, the round starts over, which only repeats idempotent pushes.
+   */
+  private carry: { version: number; at: number; done: Set<string>; results: TargetResult[] } | null = null;
 
   constructor(
     readonly config: FanoutConfig,
@@ -121,9 +129,14 @@ export class Fanout<S = unknown> {
     }
     const state = JSON.parse(text) as S;
     const targets = await this.resolveTargets();
-    const acked = new Map((await store.loadTargets({ fanout: this.name })).map((t) => [t.target, t.version]));
+    const known = new Map((await store.loadTargets({ fanout: this.name })).map((t) => [t.target, t]));
     const everyone = round.nextReason === "reconcile";
-    const due = targets.filter((t) => everyone || (acked.get(t.id) ?? 0) < version);
+    // The next pass of a carried round (same version, woken by the carried pass's own wake-up) goes on with it.
+    const carry = this.carry?.version === version && this.carry.at === round.nextAt ? this.carry : { version, at: now, done: new Set<string>(), results: [] };
+    this.carry = null;
+    // Behind, or its last push failed: a target that had the version but failed a reconciliation
+    // push may have lost it (the case reconciliation is for), so the retry goes to it too.
+    const due = targets.filter((t) => !carry.done.has(t.id) && (everyone || (known.get(t.id)?.version ?? 0) < version || (known.get(t.id)?.failures ?? 0) > 0));
     const granted = budget.take(due.length);
     const batch = due.slice(0, granted);
     const payloads = new Map<string, unknown>();
@@ -144,11 +157,14 @@ export class Fanout<S = unknown> {
     for (const r of failed) logger.warn("fanout.push_failed", { fanout: this.name, target: r.target, group: r.group, version, error: r.error });
     if (batch.length < due.length) {
       // Carried over: the rest of this round goes out on the next tick; the round stays due.
+      this.carry = { version, at: now, done: new Set([...carry.done, ...batch.map((t) => t.id)]), results: [...carry.results, ...results] };
       await store.finish({ name: this.name, roundVersion: version, consecutiveFailures: round.consecutiveFailures, lastError: failed[0]?.error ?? round.lastError, nextAt: now, nextReason: round.nextReason, pushed: batch.length > 0, succeeded: false, now });
       return { pushed: batch.length - failed.length, failed: failed.length, carried: true, nextAt: now };
     }
-    const error = failed.length ? `${failed.length} of ${batch.length} pushes failed; first: ${failed[0]!.target}: ${failed[0]!.error}` : null;
-    return this.endRound(version, round, results, error, now, batch.length > 0);
+    const all = [...carry.results, ...results];
+    const failures = all.filter((r) => r.error !== null);
+    const error = failures.length ? `${failures.length} of ${all.length} pushes failed; first: ${failures[0]!.target}: ${failures[0]!.error}` : null;
+    return this.endRound(version, round, all, error, now, batch.length > 0);
   }
 
   async status(): Promise<FanoutStatus> {
@@ -205,7 +221,7 @@ export class Fanout<S = unknown> {
     // A policy that ends (schedule's last step passed) keeps its last step: fan-out never gives up,
     // the next reconciliation would re-push anyway.
     for (let n = failures; n >= 1; n--) {
-      const delay = this.config.backoff(n);
+      const delay = nextDelay(this.config.backoff, n);
       if (delay !== null) return delay;
     }
     return 0;

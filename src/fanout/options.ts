@@ -38,7 +38,7 @@ const fanoutOptionsSchema = z
     /** Delay before a retry after a failed round; a policy that ends keeps its last step (seed 001 caps at 15m). */
     backoff: fn<Backoff>("a backoff: schedule([...]), exponential({...}) or (failures) => ms").default(() => schedule([...SEED_BACKOFF])),
     /** How often the current state is re-pushed to every target as a safety net; `false` never. Default 15m (seed 001). */
-    reconcile: z.union([durationMs, z.literal(false)]).default(900_000),
+    reconcile: z.union([durationMs, z.literal(false)], { error: 'expected a duration such as "15m", or false' }).default(900_000),
     /** Reads the current state for retries and reconciliation (seed 001: the enabled symbols); default the last pushed state. */
     state: fn<() => unknown>("a function () => state").optional(),
     /** Which states are refused as empty; default null, [] and {}. */

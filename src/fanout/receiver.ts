@@ -1,4 +1,4 @@
-import { InvalidInputError, errorText } from "../core/errors.js";
+import { InvalidInputError, describe } from "../core/errors.js";
 import { EmptyStateError } from "./fanout.js";
 import { isEmptyState } from "./options.js";
 
@@ -37,7 +37,8 @@ export class FanoutReceiver<S> {
     try {
       state = this.options.validate(body);
     } catch (error) {
-      throw new InvalidInputError(`pushed state refused: ${errorText(error)}`);
+      // The message only: it may be answered to the pusher, and a stack trace is no business of theirs.
+      throw new InvalidInputError(`pushed state refused: ${error instanceof Error ? error.message : describe(error)}`);
     }
     if ((this.options.isEmpty ?? isEmptyState)(state)) throw new EmptyStateError("pushed state refused");
     await this.options.storage.save(state);

@@ -5,6 +5,7 @@ import type { FanoutRow, FanoutStore, TargetResult, TargetRow } from "./store.js
 
 const COLUMNS = `name, state, version, next_at, next_reason, consecutive_failures, last_error, last_push_at, last_success_at`;
 
+
 interface Raw {
   name: string;
   state: string | null;
@@ -76,8 +77,10 @@ export class SqlFanoutStore implements FanoutStore {
   }
 
   async recordTargets({ fanout, results, now }: { fanout: string; results: TargetResult[]; now: number }): Promise<void> {
-    for (let i = 0; i < results.length; i += 100) {
-      const chunk = results.slice(i, i + 100);
+    // A target's row binds 7 values on SQLite (fanout and now appear in every row); a Durable Object allows 100 per statement.
+    const rowsPer = Math.min(500, Math.floor(this.db.maxParams / 7));
+    for (let i = 0; i < results.length; i += rowsPer) {
+      const chunk = results.slice(i, i + rowsPer);
       const n = chunk.length * 5;
       const values = chunk.map((_, j) => `($${n + 1}, $${j * 5 + 1}, $${j * 5 + 2}, $${j * 5 + 3}, $${j * 5 + 4}, $${j * 5 + 5}, $${n + 2})`);
       // A failed push keeps the version the target last acknowledged.

@@ -67,6 +67,7 @@ export function postgres(config: string | PostgresOptions): Store {
 /** `pg` behind the executor seam: named prepared statements, and connection failures typed as such. */
 function pgExecutor(client: pg.Pool | pg.PoolClient): PgExecutor {
   return {
+    maxParams: 65_535,
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
       try {
         const result = await client.query({ name: statementName(sql), text: sql, values: params as unknown[] });

@@ -8,11 +8,18 @@ import type { SqlValue, SqliteExecutor } from "./sqlite-executor.js";
  */
 export interface SqlDb {
   query<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * Most values one statement may bind; batch statements size their chunks by it. On SQLite every
+   * `$n` occurrence is its own binding. better-sqlite3: 32,766 (SQLITE_MAX_VARIABLE_NUMBER); a
+   * Durable Object: 100; PostgreSQL: 65,535.
+   */
+  readonly maxParams: number;
 }
 
-export function sqliteSqlDb(db: SqliteExecutor): SqlDb {
+export function sqliteSqlDb(db: SqliteExecutor, maxParams = 32_766): SqlDb {
   const translated = new Map<string, { text: string; order: number[] }>();
   return {
+    maxParams,
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
       let t = translated.get(sql);
       if (!t) {

@@ -17,7 +17,7 @@ export const migrateCommand: Command = {
   options: { ...DATABASE_OPTIONS, ...JSON_OPTION },
   async run(parsed) {
     noPositionals(parsed, "migrate");
-    const database = databaseOf(parsed);
+    const database = databaseOf(parsed, "migrate");
     const store = openStore(database, { create: true });
     try {
       const before = await store.schemaVersion();

@@ -1,0 +1,140 @@
+import type { Job, JobStatus } from "../../queue/job.js";
+import type { Tickwork } from "../../core/engine.js";
+import { CONFIG_OPTION, DATABASE_OPTIONS, JSON_OPTION, LOG_LEVEL_OPTION, flag, noPositionals, positionals, stringOption, type Parsed } from "../args.js";
+import type { Command } from "../command.js";
+import { EXIT_FAILURE, EXIT_OK, UsageError, messageOf } from "../errors.js";
+import { firstLine, note, print, printJson, table, time } from "../output.js";
+import { configOf, openSession } from "../session.js";
+
+const STATUSES: readonly JobStatus[] = ["pending", "running", "succeeded", "failed", "cancelled"];
+const JOB_ID = /^[1-9][0-9]{0,18}$/;
+const COMMON = { ...DATABASE_OPTIONS, ...CONFIG_OPTION, ...JSON_OPTION, ...LOG_LEVEL_OPTION };
+
+export const jobsListCommand: Command = {
+  name: "jobs list",
+  summary: "jobs, newest first, by queue, status or key",
+  args: "[options]",
+  description: "Lists jobs, newest first. Page with --before <the last id shown>.",
+  options: {
+    queue: { type: "string", value: "<name>", description: "only this queue's jobs" },
+    status: { type: "string", value: "<status>", description: `only jobs in this status: ${STATUSES.join(", ")}` },
+    key: { type: "string", value: "<key>", description: "only jobs with this dedupe key" },
+    before: { type: "string", value: "<id>", description: "only jobs older than this one (the next page)" },
+    limit: { type: "string", value: "<n>", description: "at most this many, 1 to 500 (default 50)" },
+    ...COMMON,
+  },
+  async run(parsed) {
+    const command = "jobs list";
+    noPositionals(parsed, command);
+    const status = stringOption(parsed, "status");
+    if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(", ")}, got "${status}"`, command);
+    const limitText = stringOption(parsed, "limit") ?? "50";
+    const limit = Number(limitText);
+    if (!/^\d+$/.test(limitText) || limit < 1 || limit > 500) throw new UsageError(`--limit must be an integer from 1 to 500, got "${limitText}"`, command);
+    const before = stringOption(parsed, "before");
+    if (before !== undefined) checkIds([before], command, "--before");
+    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
+    try {
+      const queue = stringOption(parsed, "queue");
+      if (queue !== undefined) checkQueue(session.tw, queue, command);
+      const filter = { queue, status: status as JobStatus | undefined, key: stringOption(parsed, "key"), before, limit };
+      const jobs = await session.tw.jobs.list(filter);
+      if (flag(parsed, "json")) printJson(jobs);
+      else if (jobs.length === 0) print("no jobs");
+      else {
+        const headers = ["ID", "QUEUE", "STATUS", "ATTEMPTS", "RUN AT", "KEY", "LAST ERROR"];
+        const rows = jobs.map((j) => [j.id, j.queue, j.status, `${j.attempts}/${j.maxAttempts}`, time(j.runAt), j.key ?? "", firstLine(j.lastError, 60)]);
+        table(headers, rows, ["ID", "ATTEMPTS"]).forEach((line) => print(line));
+      }
+      if (jobs.length === limit) note(`more may follow: add --before ${jobs.at(-1)!.id}`);
+      return EXIT_OK;
+    } finally {
+      await session.close();
+    }
+  },
+};
+
+export const jobsRetryCommand: Command = {
+  name: "jobs retry",
+  summary: "run failed or cancelled jobs again",
+  args: "<id>... | --failed --queue <name> [options]",
+  description: [
+    "Moves failed or cancelled jobs back to pending with a fresh set of attempts (their last error is kept).",
+    "With --failed --queue <name>, every failed job of that queue.",
+  ].join("\n"),
+  options: {
+    failed: { type: "boolean", description: "every failed job of --queue" },
+    queue: { type: "string", value: "<name>", description: "the queue, with --failed" },
+    ...COMMON,
+  },
+  async run(parsed) {
+    const command = "jobs retry";
+    if (flag(parsed, "failed")) {
+      noPositionals(parsed, command);
+      const queue = stringOption(parsed, "queue");
+      if (queue === undefined) throw new UsageError("--failed needs --queue <name>", command);
+      const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
+      try {
+        checkQueue(session.tw, queue, command);
+        const retried = await session.tw.jobs.retryFailed(queue);
+        if (flag(parsed, "json")) printJson({ queue, retried });
+        else print(`${retried} failed job${retried === 1 ? "" : "s"} of queue ${queue} will run again`);
+        return EXIT_OK;
+      } finally {
+        await session.close();
+      }
+    }
+    if (stringOption(parsed, "queue") !== undefined) throw new UsageError("--queue goes with --failed; to retry jobs by id, give only their ids", command);
+    return perJob(parsed, command, (tw, id) => tw.jobs.retry(id), (job) => `job ${job.id} (${job.queue}) is pending again`);
+  },
+};
+
+export const jobsCancelCommand: Command = {
+  name: "jobs cancel",
+  summary: "cancel pending or running jobs",
+  args: "<id>... [options]",
+  description: [
+    "Cancels pending or running jobs. A pending job will not run; a running job's outcome is refused, and",
+    "its worker sees its signal aborted at the next heartbeat.",
+  ].join("\n"),
+  options: COMMON,
+  async run(parsed) {
+    return perJob(parsed, "jobs cancel", (tw, id) => tw.jobs.cancel(id), (job) => `job ${job.id} (${job.queue}) cancelled`);
+  },
+};
+
+/** Applies `operate` to each id in turn; one that fails is reported and the rest still run. */
+async function perJob(parsed: Parsed, command: string, operate: (tw: Tickwork, id: string) => Promise<Job>, done: (job: Job) => string): Promise<number> {
+  const ids = positionals(parsed, command, "job ids: give one or more, e.g. 42", 1, Number.POSITIVE_INFINITY);
+  checkIds(ids, command, "job ids");
+  const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
+  try {
+    const results: ({ id: string; ok: true; job: Job } | { id: string; ok: false; code: string | null; error: string })[] = [];
+    for (const id of ids) {
+      try {
+        const job = await operate(session.tw, id);
+        results.push({ id, ok: true, job });
+        if (!flag(parsed, "json")) print(done(job));
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        results.push({ id, ok: false, code: typeof code === "string" ? code : null, error: messageOf(error) });
+        if (!flag(parsed, "json")) note(`tickwork: ${messageOf(error)}`);
+      }
+    }
+    if (flag(parsed, "json")) printJson(results);
+    return results.every((r) => r.ok) ? EXIT_OK : EXIT_FAILURE;
+  } finally {
+    await session.close();
+  }
+}
+
+/** A queue is known when the config declares it or the database holds jobs of it. */
+function checkQueue(tw: Tickwork, queue: string, command: string): void {
+  const known = tw.status().queues.map((q) => q.name);
+  if (!known.includes(queue)) throw new UsageError(`unknown queue "${queue}": no config declares it and the database has no job of it (queues: ${known.join(", ") || "none"})`, command);
+}
+
+function checkIds(ids: string[], command: string, what: string): void {
+  const bad = ids.filter((id) => !JOB_ID.test(id));
+  if (bad.length) throw new UsageError(`${what}: expected job ids (digits, such as 42), got ${bad.map((b) => `"${b}"`).join(", ")}`, command);
+}

@@ -1,0 +1,85 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { runCli, workdir } from "./fixtures/cli.js";
+
+// Each test runs tickwork processes (node + tsx): generous limits for a loaded machine.
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
+
+const COMMANDS = ["start", "migrate", "status", "jobs list", "jobs retry", "jobs cancel", "tasks run", "tasks pause", "tasks resume"];
+
+describe("tickwork --help and usage errors", () => {
+  const work = workdir();
+  afterAll(() => work.cleanup());
+  const run = (args: string[]) => runCli(args, { cwd: work.dir });
+
+  it("lists every command with --help, exit 0", async () => {
+    const { code, stdout, stderr } = await run(["--help"]);
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
+    expect(stdout).toContain("Usage: tickwork <command> [options]");
+    for (const command of COMMANDS) expect(stdout).toMatch(new RegExp(`^  ${command} +\\S`, "m"));
+    expect(stdout).toContain("Exit codes: 0 done; 1 a failure at run time; 2 a usage error or a bad config file.");
+  });
+
+  it("prints the same list on stderr with exit 2 when no command is given", async () => {
+    const { code, stdout, stderr } = await run([]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("Usage: tickwork <command> [options]");
+  });
+
+  it.each(COMMANDS)("tickwork %s --help shows its usage and options, exit 0", async (command) => {
+    const { code, stdout, stderr } = await run([...command.split(" "), "--help"]);
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
+    expect(stdout).toMatch(new RegExp(`^Usage: tickwork ${command} `));
+    expect(stdout).toContain("--db <file|url>");
+    expect(stdout).toContain("-h, --help");
+  });
+
+  it.each(["jobs", "tasks"])("tickwork %s --help lists its subcommands", async (group) => {
+    const { code, stdout } = await run([group, "--help"]);
+    expect(code).toBe(0);
+    for (const command of COMMANDS.filter((c) => c.startsWith(`${group} `))) expect(stdout).toContain(`  ${command} `);
+  });
+
+  it("prints the version with --version", async () => {
+    const { code, stdout } = await run(["--version"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^tickwork \d+\.\d+\.\d+\n$/);
+  });
+
+  it.each([
+    { args: ["launch"], message: 'tickwork: unknown command "launch" (commands: start, migrate, status, jobs, tasks) (see: tickwork --help)' },
+    { args: ["jobs"], message: "tickwork jobs: missing the subcommand: list, retry, cancel (see: tickwork jobs --help)" },
+    { args: ["jobs", "purge"], message: 'tickwork jobs: unknown subcommand "purge" (jobs has list, retry, cancel) (see: tickwork jobs --help)' },
+    { args: ["--db", "x.db", "status"], message: "tickwork: the command comes first: tickwork <command> [options], got --db (see: tickwork --help)" },
+    { args: ["status", "--verbose"], message: "tickwork status: unknown option --verbose (see: tickwork status --help)" },
+    { args: ["status", "--db"], message: "tickwork status: --db needs a value (see: tickwork status --help)" },
+    { args: ["status", "extra"], message: 'tickwork status: unexpected argument "extra" (see: tickwork status --help)' },
+    { args: ["status", "--log-level", "loud"], message: 'tickwork status: --log-level must be one of debug, info, warn, error, critical, got "loud" (see: tickwork status --help)' },
+    { args: ["jobs", "list", "--status", "dead"], message: 'tickwork jobs list: --status must be one of pending, running, succeeded, failed, cancelled, got "dead" (see: tickwork jobs list --help)' },
+    { args: ["jobs", "list", "--limit", "0"], message: 'tickwork jobs list: --limit must be an integer from 1 to 500, got "0" (see: tickwork jobs list --help)' },
+    { args: ["jobs", "retry"], message: "tickwork jobs retry: missing job ids: give one or more, e.g. 42 (see: tickwork jobs retry --help)" },
+    { args: ["jobs", "retry", "abc"], message: 'tickwork jobs retry: job ids: expected job ids (digits, such as 42), got "abc" (see: tickwork jobs retry --help)' },
+    { args: ["jobs", "retry", "--failed"], message: "tickwork jobs retry: --failed needs --queue <name> (see: tickwork jobs retry --help)" },
+    { args: ["jobs", "cancel", "7", "x"], message: 'tickwork jobs cancel: job ids: expected job ids (digits, such as 42), got "x" (see: tickwork jobs cancel --help)' },
+    { args: ["tasks", "run"], message: "tickwork tasks run: missing the task to run: a name from the config, or all (see: tickwork tasks run --help)" },
+    { args: ["tasks", "pause"], message: "tickwork tasks pause: give how long to pause: --for <duration> (e.g. 2h) or --until <time>, one of them (see: tickwork tasks pause --help)" },
+    { args: ["tasks", "pause", "--for", "soon"], message: "tickwork tasks pause: --for soon is not a duration: use e.g. 30s, 15m, 2h, 1d (see: tickwork tasks pause --help)" },
+    { args: ["tasks", "pause", "--until", "2001-01-01T00:00:00Z"], message: "tickwork tasks pause: --until 2001-01-01T00:00:00Z is not in the future (see: tickwork tasks pause --help)" },
+    { args: ["start", "--port", "http"], message: 'tickwork start: --port must be a port number from 0 to 65535, got "http" (see: tickwork start --help)' },
+    { args: ["migrate", "--db", "./x.db", "--schema", "s"], message: "tickwork migrate: --schema applies to PostgreSQL only, and --db ./x.db is an SQLite file (see: tickwork migrate --help)" },
+  ])("$args: exit 2 and one line: $message", async ({ args, message }) => {
+    const { code, stdout, stderr } = await run(args);
+    expect(stderr).toBe(`${message}\n`);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+  });
+
+  it("never creates the default database file for a usage error", () => {
+    expect(existsSync(join(work.dir, "tickwork.db"))).toBe(false);
+    expect(existsSync(join(work.dir, "x.db"))).toBe(false);
+  });
+});
