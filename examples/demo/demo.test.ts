@@ -40,19 +40,20 @@ describe("npm start: the one-process demo", () => {
     return (await res.json()) as T;
   };
 
-  it("shows jobs running, retries, a rate-limit backoff and fan-out convergence within a minute, then stops gracefully on SIGINT", async () => {
+  it("shows jobs running, retries, a rate-limit backoff, callbacks and fan-out convergence within a minute, then stops gracefully on SIGINT", async () => {
     const base = await dashboard;
     expect((await fetch(`${base}healthz`)).status).toBe(200);
     const page = await fetch(base);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("<html");
 
-    const seen = { succeeded: false, retried: false, backedOff: false, converged: false, replayed: false };
+    const seen = { succeeded: false, retried: false, backedOff: false, converged: false, replayed: false, callbacks: false };
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && Object.values(seen).some((v) => !v)) {
       const metrics = await (await fetch(`${base}metrics`, { headers: auth })).text();
       seen.succeeded ||= /tickwork_jobs_succeeded_total\{queue="payments"\} [1-9]/.test(metrics);
       seen.retried ||= /tickwork_job_retries_total\{queue="payments"\} [1-9]/.test(metrics);
+      seen.callbacks ||= /tickwork_delivery_items_emitted_total\{delivery="account-extremes.hourly"\} [1-9]/.test(metrics) && /tickwork_delivery_retries_total\{delivery="account-extremes.hourly"\} [1-9]/.test(metrics);
       seen.backedOff ||= /tickwork_task_runs_total\{task="tenero-prices",outcome="backed_off"\} [1-9]/.test(metrics);
       const { fanouts } = await get<{ fanouts: { name: string; converged: boolean; version: number; targets: unknown[] }[] }>(base, "api/fanouts");
       const symbols = fanouts.find((f) => f.name === "symbol-fanout.symbols");
@@ -60,7 +61,7 @@ describe("npm start: the one-process demo", () => {
       seen.replayed ||= output.some((l) => l.includes("paper-orders:") && l.includes("replayed (Idempotent-Replayed: true), executed once"));
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
-    expect(seen).toEqual({ succeeded: true, retried: true, backedOff: true, converged: true, replayed: true });
+    expect(seen).toEqual({ succeeded: true, retried: true, backedOff: true, converged: true, replayed: true, callbacks: true });
 
     child.kill("SIGINT");
     expect(await exited).toBe(0);

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { createTickwork, type LogEvent } from "../../src/index.js";
 import { serve } from "../../src/server/index.js";
 import { openDatabase, type DatabaseTarget } from "../support/database.js";
-import { paperOrdersPart, priceRefreshPart, subscriptionsPart, symbolFanoutPart, type Part, type Shared } from "./parts.js";
+import { accountExtremesPart, paperOrdersPart, priceRefreshPart, subscriptionsPart, symbolFanoutPart, type Part, type Shared } from "./parts.js";
 
 const startedAt = Date.now();
 const say = (line: string) => console.log(`[${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)}s] ${line}`);
@@ -28,7 +28,7 @@ const { store, db } = await openDatabase(target, []);
 const tw = await createTickwork({ store, logger: (event) => onEvent(event), logLevel: "info", handleSignals: false });
 const shared: Shared = { tw, db, target, dir, say };
 const parts: Part[] = [];
-for (const start of [subscriptionsPart, priceRefreshPart, symbolFanoutPart, paperOrdersPart]) parts.push(await start(shared));
+for (const start of [subscriptionsPart, priceRefreshPart, symbolFanoutPart, accountExtremesPart, paperOrdersPart]) parts.push(await start(shared));
 await tw.start();
 for (const part of parts) part.begin();
 const server = await serve(tw, { port, token });
@@ -36,7 +36,7 @@ const server = await serve(tw, { port, token });
 console.log("");
 console.log("tickwork demo: every example on one engine and one SQLite file");
 console.log(`  database   ${path}${dbArg >= 0 ? "" : " (fresh, removed at exit)"}`);
-for (const part of parts) console.log(`  ${part.name.padEnd(14)} ${part.describe}`);
+for (const part of parts) console.log(`  ${part.name.padEnd(17)} ${part.describe}`);
 console.log(`  dashboard  ${server.url}#token=${token}`);
 console.log(`  admin API  ${server.url}api/overview   (Authorization: Bearer ${token})   metrics ${server.url}metrics`);
 console.log("  Ctrl-C stops gracefully.");
@@ -68,13 +68,16 @@ async function printSummary(): Promise<void> {
   const jobs = queues.map((q) => `${q.queue} ${q.counts.succeeded} ok / ${q.counts.pending + q.counts.running} live / ${q.counts.failed} dead`).join(", ");
   const fanouts = await Promise.all([...tw.fanouts.values()].map((f) => f.status()));
   const fan = fanouts.map((f) => `${f.name} v${f.version} ${f.targets.filter((t) => !t.behind).length}/${f.targets.length} current`).join(", ");
-  say(`summary: jobs ${jobs || "none yet"}; ${counts.retries} retries scheduled; ${counts.backoffs} task backoffs; fan-out ${fan || "-"}`);
+  const deliveries = await Promise.all([...tw.deliveries.values()].map((d) => d.status()));
+  const sent = deliveries.map((d) => `${d.name.replace("account-extremes.", "")} ${d.pending} pending / ${d.retrying} retrying / ${d.dropped} dropped`).join(", ");
+  say(`summary: jobs ${jobs || "none yet"}; ${counts.retries} retries scheduled; ${counts.backoffs} task backoffs; fan-out ${fan || "-"}; callbacks ${sent || "-"}`);
 }
 
 /** The events worth a line: retries, failures, backoffs, convergence. The dashboard shows the rest. */
 function onEvent(event: LogEvent): void {
   const { event: name } = event;
   if (name === "job.succeeded") counts.succeeded++;
+  if (name === "delivery.failed" && counts.deliveries++ < 3) say(`delivery ${String(event.delivery)}: ${String(event.key)} attempt ${String(event.attempt)} failed (${firstLine(event.error)}); retry at +${((Number(event.retryAt) - Date.now()) / 1000).toFixed(0)}s`);
   if (name === "job.retry_scheduled") {
     if (counts.retries++ < 5) say(`queue ${String(event.queue)}: job ${String(event.id)} attempt ${String(event.attempt)} failed (${firstLine(event.error)}); retry in ${((Number(event.delayMs) || 0) / 1000).toFixed(0)}s`);
   } else if (name === "job.failed") say(`queue ${String(event.queue)}: job ${String(event.id)} failed for good after ${String(event.attempts)} attempts: ${firstLine(event.error)}`);

@@ -4,7 +4,10 @@
  * Every part returns a `stop()` that closes what it opened; the shared engine is stopped by the demo.
  */
 import { randomBytes } from "node:crypto";
-import type { Tickwork } from "../../src/index.js";
+import { schedule, type Tickwork } from "../../src/index.js";
+import { createAccountExtremesApp } from "../account-extremes/app.js";
+import { priceTicks, trackedAccounts } from "../account-extremes/market.js";
+import { startReceiver } from "../account-extremes/receiver.js";
 import type { AppDatabase, DatabaseTarget } from "../support/database.js";
 import { createSubscriptionsApp } from "../subscriptions/app.js";
 import { startFakePaymentServer } from "../subscriptions/fake-payment-server.js";
@@ -158,6 +161,46 @@ export async function symbolFanoutPart({ tw, db, dir, say }: Shared): Promise<Pa
     async stop() {
       clearInterval(timer);
       await fleet.close();
+    },
+  };
+}
+
+const HOUR = 3_600_000;
+const ACCOUNTS = 600;
+
+/**
+ * Seed 000: 600 tracked accounts; a market feed replays the last two days, one hour of ticks every
+ * 3 s, so hours and days close while you watch: each closed hour emits 600 hourly callbacks (500 go
+ * in the tick, 100 are carried 100 ms), each midnight 600 daily ones, to a receiver that verifies
+ * signatures, upserts and fails 5% of calls. The retry steps are the seed's 1m..2h scaled down to
+ * seconds so retries show in a demo.
+ */
+export async function accountExtremesPart({ tw, db, say }: Shared): Promise<Part> {
+  const secret = `whsec_${randomBytes(24).toString("base64")}`;
+  const receiver = await startReceiver({ secret, failures: { error: 0.05 }, seed: 3 });
+  const app = await createAccountExtremesApp({ tw, db, receiverUrl: receiver.url, secret, cadence: "2s", retry: schedule(["2s", "5s", "15s", "30s", "1m"]) });
+  const today = Math.floor(Date.now() / (24 * HOUR)) * 24 * HOUR;
+  let fed = today - 2 * 24 * HOUR - 2 * HOUR;
+  // Tracked since the replay's start, so the replayed hours are theirs.
+  await app.tracker.track(trackedAccounts(ACCOUNTS, 1), fed);
+  let timer: NodeJS.Timeout | undefined;
+  let days = 0;
+  const feedHour = async () => {
+    if (fed + HOUR > Date.now()) return;
+    const ticks = priceTicks({ seed: fed / HOUR, from: fed, to: fed + HOUR - 60_000, start: 100 + ((fed / HOUR) % 7) });
+    await app.recordTicks(ticks);
+    fed += HOUR;
+    if (fed % (24 * HOUR) === HOUR && days++ < 2) say(`account-extremes: the feed passed midnight ${new Date(fed - HOUR).toISOString().slice(0, 10)}: ${ACCOUNTS} daily callbacks once every tracking has caught up`);
+  };
+  return {
+    name: "account-extremes",
+    describe: `${ACCOUNTS} accounts; callback receiver ${receiver.url} (verifies signatures, upserts, fails 5%); the feed replays two days, an hour every 3 s`,
+    begin() {
+      timer = setInterval(() => void feedHour().catch(() => {}), 3_000);
+    },
+    async stop() {
+      clearInterval(timer);
+      await receiver.close();
     },
   };
 }
