@@ -9,6 +9,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { Store } from "../src/store/store.js";
+import { createTickwork, type Tickwork } from "../src/core/engine.js";
 import { sqlite } from "../src/store/sqlite.js";
 import { postgres } from "../src/store/postgres.js";
 
@@ -132,3 +133,41 @@ export const postgresBackend: Backend = {
     }
   },
 };
+
+/** The no-op jobs' payload. */
+export type Payload = { n: number };
+
+/** `count` payloads numbered from `from`, as `enqueueMany` takes them. */
+export function payloads(from: number, count: number): { payload: Payload }[] {
+  return Array.from({ length: count }, (_, i) => ({ payload: { n: from + i } }));
+}
+
+/**
+ * Engines for the benchmarks: events off but for the rare warnings and errors, counted by scenario
+ * (per-job events are debug, below the level, so the sink costs what `() => {}` costs; a benchmark
+ * that hid a store error would report a wrong figure). Signals are left to the bench, and the
+ * schema is already migrated by the fixture.
+ */
+export function benchEngines(): { engine(store: Store): Promise<Tickwork>; problems: ReadonlyMap<string, number>; setScenario(name: string): void; report(): string[] } {
+  const problems = new Map<string, number>();
+  let scenario = "setup";
+  return {
+    problems,
+    setScenario: (name) => void (scenario = name),
+    engine: (store) =>
+      createTickwork({
+        store,
+        logger: (event) => {
+          if (event.level === "debug" || event.level === "info") return;
+          const key = `${scenario}: ${event.event}${typeof event.operation === "string" ? ` (${event.operation})` : ""}`;
+          problems.set(key, (problems.get(key) ?? 0) + 1);
+        },
+        handleSignals: false,
+        migrate: false,
+      }),
+    report: () =>
+      problems.size === 0
+        ? ["Engine warnings and errors during the run: none."]
+        : ["Engine warnings and errors during the run (these scenarios' figures are suspect):", ...[...problems].map(([key, n]) => `- ${key}: ${n}`)],
+  };
+}

@@ -16,9 +16,8 @@
  *
  * BENCH_QUICK=1 shrinks every size (a smoke run of the harness, not a measurement).
  */
-import { createTickwork, type Tickwork } from "../src/index.js";
 import type { Store } from "../src/store/store.js";
-import { postgresBackend, sqliteBackend, type Backend, type Fixture } from "./fixtures.js";
+import { benchEngines, payloads, postgresBackend, sqliteBackend, type Backend, type Fixture, type Payload } from "./fixtures.js";
 import { deferred, fmt, machineInfo, markdownTable, now, quantile, repeat, sleep, summarise, textTable, within, watchLoad, type MachineInfo, type Summary, loadLine, machineLine, writeResults, type Load } from "./support.js";
 
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -36,7 +35,6 @@ const QUEUE = "bench";
 
 const TARGETS = { sqliteRun: 15_000, postgresRun: 5_000, postgresP99: 10, flatRatio: 0.8 };
 
-type Payload = { n: number };
 
 interface RunFigures {
   /** jobs/s from `start()` to the last handler call. */
@@ -70,31 +68,9 @@ interface StoreReport {
 
 // ---- engines ---------------------------------------------------------------------------------
 
-/**
- * Warnings and errors the engines reported, by scenario. Per-job events are debug events, below
- * the default level, so this sink sees only the rare ones (`store.error`, `job.lease_lost`...) and
- * costs what `() => {}` costs; a benchmark that hides a store error would report a wrong figure.
- */
-const problems = new Map<string, number>();
-let scenario = "setup";
-
-/** Events off (but for the rare warnings above), signals left to the bench, schema already migrated by the fixture. */
-function engine(store: Store): Promise<Tickwork> {
-  return createTickwork({
-    store,
-    logger: (event) => {
-      if (event.level === "debug" || event.level === "info") return;
-      const key = `${scenario}: ${event.event}${typeof event.operation === "string" ? ` (${event.operation})` : ""}`;
-      problems.set(key, (problems.get(key) ?? 0) + 1);
-    },
-    handleSignals: false,
-    migrate: false,
-  });
-}
-
-function items(from: number, count: number): { payload: Payload }[] {
-  return Array.from({ length: count }, (_, i) => ({ payload: { n: from + i } }));
-}
+const bench = benchEngines();
+const engine = (store: Store) => bench.engine(store);
+const problems = bench.problems;
 
 /** Runs `fn` on a fresh fixture and always drops it, even when `fn` throws. */
 async function onFresh<T>(backend: Backend, fn: (fx: Fixture) => Promise<T>): Promise<T> {
@@ -114,7 +90,7 @@ function benchEnqueue(backend: Backend, jobs = JOBS): Promise<number> {
     const tw = await engine(fx.open());
     try {
       const queue = tw.queue<Payload>(QUEUE);
-      const batches = Array.from({ length: Math.ceil(jobs / ENQUEUE_BATCH) }, (_, b) => items(b * ENQUEUE_BATCH, Math.min(ENQUEUE_BATCH, jobs - b * ENQUEUE_BATCH)));
+      const batches = Array.from({ length: Math.ceil(jobs / ENQUEUE_BATCH) }, (_, b) => payloads(b * ENQUEUE_BATCH, Math.min(ENQUEUE_BATCH, jobs - b * ENQUEUE_BATCH)));
       const t0 = now();
       for (const batch of batches) await queue.enqueueMany(batch);
       const elapsed = now() - t0;
@@ -144,7 +120,7 @@ function benchRun(backend: Backend, { concurrency, finished = 0, jobs = JOBS }: 
           if (++calls === jobs) last.resolve(now());
         },
       });
-      for (let i = 0; i < jobs; i += ENQUEUE_BATCH) await queue.enqueueMany(items(i, Math.min(ENQUEUE_BATCH, jobs - i)));
+      for (let i = 0; i < jobs; i += ENQUEUE_BATCH) await queue.enqueueMany(payloads(i, Math.min(ENQUEUE_BATCH, jobs - i)));
 
       const t0 = now();
       await tw.start();
@@ -216,7 +192,7 @@ async function benchStore(backend: Backend): Promise<StoreReport> {
   /** Measures REPS times; a scenario that throws becomes a row with its error instead of ending the run. */
   const measure = async <T>(what: string, run: () => Promise<T>): Promise<T[] | string> => {
     log(`${what} x${REPS}`);
-    scenario = `${backend.name}, ${what}`;
+    bench.setScenario(`${backend.name}, ${what}`);
     try {
       return await repeat(REPS, run);
     } catch (error) {
@@ -232,7 +208,7 @@ async function benchStore(backend: Backend): Promise<StoreReport> {
 
   // Warm-up, not reported: JIT, statement caches, the database's own buffers.
   log("warm-up");
-  scenario = `${backend.name}, warm-up`;
+  bench.setScenario(`${backend.name}, warm-up`);
   await benchEnqueue(backend, 2_000);
   await benchRun(backend, { concurrency: 10, jobs: 2_000 });
   await benchLatency(backend, { crossProcess: false, samples: 20 });
@@ -312,10 +288,7 @@ function storeTitle(report: StoreReport): string {
   return `${report.store} ${report.version} (${settings})`;
 }
 
-function problemLines(): string[] {
-  if (problems.size === 0) return ["Engine warnings and errors during the run: none."];
-  return ["Engine warnings and errors during the run (these scenarios' figures are suspect):", ...[...problems].map(([key, n]) => `- ${key}: ${n}`)];
-}
+const problemLines = () => bench.report();
 
 function markdown(machine: MachineInfo, load: Load, reports: StoreReport[], results: Check[]): string {
   const lines = [

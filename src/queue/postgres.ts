@@ -36,7 +36,7 @@ const INSERT_MANY_QUIET = `WITH ins AS (${INSERT_ROWS}) SELECT ins.id::text AS i
  */
 const NOTIFY_WINDOW_MS = 5;
 
-// Exported (with RESCUE_EXPIRED, NEXT_WAKE and FIND_KEY_HOLDERS) for the query-plan test.
+// Exported (with RESCUE_EXPIRED, NEXT_WAKE, PRUNE_FINISHED and FIND_KEY_HOLDERS) for the query-plan test.
 export const CLAIM_DUE = `
   WITH next AS (
     SELECT id FROM tickwork_jobs
@@ -91,6 +91,19 @@ export const NEXT_WAKE = `
     UNION ALL
     (SELECT lease_until + 1 FROM tickwork_jobs WHERE $2::boolean AND queue = q.name AND status = 'running' ORDER BY lease_until LIMIT 1)
   ) AS t`;
+
+/**
+ * A batch of finished jobs older than their retention. The IN term repeats the finished-rows index's
+ * predicate: a generic plan knows nothing of $1, so without it the index is out of reach and every
+ * prune scans and sorts the whole table. The ids go back as an array, which the primary key looks up
+ * one by one: joined to a subquery instead, the delete may hash-join the whole table to find them.
+ */
+export const PRUNE_FINISHED = `
+  DELETE FROM tickwork_jobs WHERE id = ANY(ARRAY(
+    SELECT id FROM tickwork_jobs
+    WHERE status = $1 AND status IN ('succeeded', 'failed', 'cancelled') AND finished_at < $2
+    ORDER BY finished_at LIMIT $3
+  )) RETURNING id`;
 
 /** The live jobs holding some keys of a queue: the answer an enqueue gets for a duplicate key. */
 export const FIND_KEY_HOLDERS = `SELECT * FROM tickwork_jobs WHERE queue = $1 AND key = ANY($2) AND ${LIVE}`;
@@ -279,12 +292,7 @@ export class PostgresQueueStore implements QueueStore {
   }
 
   async pruneFinished({ status, before, limit }: Parameters<QueueStore["pruneFinished"]>[0]): Promise<number> {
-    const rows = await this.db.query<{ id: string }>(
-      `DELETE FROM tickwork_jobs WHERE id IN (
-         SELECT id FROM tickwork_jobs WHERE status = $1 AND finished_at < $2 ORDER BY finished_at LIMIT $3
-       ) RETURNING id`,
-      [status, before, limit],
-    );
+    const rows = await this.db.query<{ id: string }>(PRUNE_FINISHED, [status, before, limit]);
     return rows.length;
   }
 }

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_DUE, FIND_KEY_HOLDERS, NEXT_WAKE, RESCUE_EXPIRED } from "../../src/queue/postgres.js";
+import { CLAIM_DUE, FIND_KEY_HOLDERS, NEXT_WAKE, PRUNE_FINISHED, RESCUE_EXPIRED } from "../../src/queue/postgres.js";
 import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 
@@ -80,6 +80,8 @@ describe("PostgreSQL: the hot queries on a table of mostly finished jobs", () =>
     { name: "the rescue of lapsed leases", sql: RESCUE_EXPIRED, params: [NOW, ["emails", "reports"], 1000, "lease expired"], uses: [["tickwork_jobs_lease"]] },
     { name: "the next wake-up (a due job or a lapsing lease)", sql: NEXT_WAKE, params: [["emails", "reports"], true], uses: [PENDING, RUNNING] },
     { name: "the dedupe lookup by key", sql: FIND_KEY_HOLDERS, params: ["emails", ["live-3", "order-17"]], uses: [["tickwork_jobs_key"]] },
+    // The oldest finished rows (g > 86,400) are past a day's retention, so the prune has rows to delete.
+    { name: "the prune of finished jobs past retention", sql: PRUNE_FINISHED, params: ["succeeded", NOW - 86_400_000, 1000], uses: [["tickwork_jobs_finished"]] },
   ];
 
   function expectIndexed(steps: string[], uses: string[][]): void {

@@ -79,7 +79,10 @@ export function deferred<T = void>(): Deferred<T> {
  * fake-clock timer). It is not a stand-in for the fake clock: time on the clock does not move here.
  */
 export async function until(condition: () => boolean, what: string, maxTurns = 20_000): Promise<void> {
-  for (let i = 0; i < maxTurns; i++) {
+  // Turns bound the wait when the store answers in-process; a store across a socket (PostgreSQL,
+  // workerd) may need more turns than that on a loaded machine, so real time bounds it too.
+  const deadline = Date.now() + 10_000;
+  for (let i = 0; i < maxTurns || Date.now() < deadline; i++) {
     if (condition()) return;
     await new Promise<void>((resolve) => setImmediate(resolve));
   }

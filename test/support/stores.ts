@@ -5,6 +5,7 @@ import pg from "pg";
 import type { Store } from "../../src/store/store.js";
 import { sqlite } from "../../src/store/sqlite.js";
 import { postgres } from "../../src/store/postgres.js";
+import { remoteStore } from "../cloudflare/support/remote-store.js";
 
 /**
  * PostgreSQL is never skipped: without DATABASE_URL the local server is used, and if it cannot be
@@ -13,7 +14,7 @@ import { postgres } from "../../src/store/postgres.js";
 export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 export interface StoreCase {
-  name: "sqlite-memory" | "sqlite-file" | "postgres";
+  name: "sqlite-memory" | "sqlite-file" | "postgres" | "durable-object";
   /** A fresh, empty store. Call `cleanup` after the test (the store itself is closed by `tw.stop()`). */
   make(): Store;
   /** Opens another store on the same database as the last `make()` (a second process, an eviction). */
@@ -55,9 +56,27 @@ export function postgresCase(): StoreCase {
   };
 }
 
+/**
+ * The Durable Object store, in real workerd (miniflare): each `make()` is a new object, `reopen()`
+ * the same object again (its storage, as after an eviction). The engine stays in the test process
+ * with its fake clock; every store operation runs in the object, in the run's one workerd.
+ */
+export function durableObjectCase(): StoreCase {
+  let name: string | undefined;
+  return {
+    name: "durable-object",
+    make() {
+      name = `contract-${Math.random().toString(36).slice(2, 10)}`;
+      return remoteStore(name);
+    },
+    reopen: () => remoteStore(name!),
+    cleanup: async () => {},
+  };
+}
+
 /** Every store the contract suites run against. */
 export function allStoreCases(): StoreCase[] {
-  return [sqliteMemoryCase(), sqliteFileCase(), postgresCase()];
+  return [sqliteMemoryCase(), sqliteFileCase(), postgresCase(), durableObjectCase()];
 }
 
 export function uniqueSchema(): string {

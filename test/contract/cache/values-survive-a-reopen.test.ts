@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { MINUTE, T0, enginesFor } from "../../support/schedule-fixtures.js";
 
-describe.each([sqliteFileCase(), postgresCase()])("cached values are in the store ($name)", (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])("cached values are in the store ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
 
   it("values and fetchedAt survive a restart; a delete is seen by another engine on the same store", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { fakeClock } from "../../../src/testing/fake-clock.js";
-import { allStoreCases, postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { allStoreCases, durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { DAY, HOUR, MINUTE, SECOND, T0, engineFor } from "../../support/queue-fixtures.js";
 import { enginesFor } from "../../support/schedule-fixtures.js";
 
@@ -68,7 +68,7 @@ describe.each(allStoreCases())("keys expire after the TTL ($name)", (storeCase) 
   });
 });
 
-describe.each([sqliteFileCase(), postgresCase()])("expired keys are pruned when an engine starts ($name)", (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])("expired keys are pruned when an engine starts ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
 
   it("createTickwork deletes the keys older than the TTL before the engine is used", async () => {

@@ -21,7 +21,7 @@ async function queueFailingOnceWith(engine: Engine, error: () => unknown) {
 
 async function expectRetriedExactlyAt(engine: Engine, id: string, attempts: { attempt: number; at: number }[], at: number) {
   const { tw, clock } = engine;
-  expect(await tw.tick()).toEqual({ ran: 1, nextWakeAt: at });
+  expect(await tw.tick()).toMatchObject({ ran: 1, nextWakeAt: at });
   expect(await tw.jobs.get(id)).toMatchObject({ status: "pending", attempts: 1, runAt: at });
   await clock.set(at - 1);
   expect((await tw.tick()).ran).toBe(0);
@@ -59,7 +59,7 @@ describe.each(allStoreCases())("a handler chooses its retry time, or fails for g
     const { tw, clock } = e;
     const { id, attempts } = await queueFailingOnceWith(e, () => new PermanentJobError("card number is invalid"));
 
-    expect(await tw.tick()).toEqual({ ran: 1, nextWakeAt: null });
+    expect(await tw.tick()).toMatchObject({ ran: 1, nextWakeAt: null });
 
     const job = await tw.jobs.get(id);
     expect(job).toMatchObject({ status: "failed", attempts: 1, maxAttempts: 5, finishedAt: T0 });

@@ -111,7 +111,7 @@ describe.each(allStoreCases())("tw.jobs gets, lists, counts, retries and cancels
     expect(retried).toMatchObject({ id, status: "pending", attempts: 0, runAt: T0 + 1_000 + 10 * 60_000, finishedAt: null, startedAt: null });
     expect(retried.lastError).toContain("smtp down");
     healthy = true;
-    expect(await tw.tick()).toEqual({ ran: 1, nextWakeAt: null });
+    expect(await tw.tick()).toMatchObject({ ran: 1, nextWakeAt: null });
     expect(attempts).toEqual([1, 2, 1]);
     expect(await tw.jobs.get(id)).toMatchObject({ status: "succeeded", attempts: 1 });
   });
@@ -165,7 +165,7 @@ describe.each(allStoreCases())("tw.jobs gets, lists, counts, retries and cancels
 
     expect(cancelled).toMatchObject({ id: drop.id, status: "cancelled", attempts: 0, finishedAt: T0 + 60_000 });
     await clock.advance("10m");
-    expect(await tw.tick()).toEqual({ ran: 1, nextWakeAt: null });
+    expect(await tw.tick()).toMatchObject({ ran: 1, nextWakeAt: null });
     expect(ran).toEqual(["keep"]);
     expect(await tw.jobs.get(drop.id)).toMatchObject({ status: "cancelled", attempts: 0 });
     expect(await tw.jobs.get(keep.id)).toMatchObject({ status: "succeeded" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allStoreCases, postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { allStoreCases, durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { MINUTE, T0, enginesFor, recordRuns, type Engine } from "../../support/schedule-fixtures.js";
 
 /** Every "5m"; `outcomes[i]` says whether the run with index i fails (later runs succeed). */
@@ -103,7 +103,7 @@ describe.each(allStoreCases())("consecutive failures and the breaker, seed 003 o
   });
 });
 
-describe.each([sqliteFileCase(), postgresCase()])("consecutive failures and the breaker are in the store, not the process ($name)", (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])("consecutive failures and the breaker are in the store, not the process ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
 
   it("a second engine on the same store sees the count, continues it, and a success resets it for everyone", async () => {

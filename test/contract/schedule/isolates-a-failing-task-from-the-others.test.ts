@@ -18,7 +18,7 @@ describe.each(allStoreCases())("each task runs in its own try/catch, seed 003 op
     tw.task("sweep", { every: "5m", run: runs.record(async () => ({ scanned: 12, inserted: 3 })) });
 
     await clock.set(T0 + 5 * MINUTE);
-    expect(await tw.tick()).toEqual({ nextWakeAt: T0 + 10 * MINUTE, ran: 0 });
+    expect(await tw.tick()).toMatchObject({ nextWakeAt: T0 + 10 * MINUTE, ran: 0 });
     expect(runs.seen.map((r) => r.task).sort()).toEqual(["sweep", "tenero"]);
 
     const { tasks } = await tw.scheduler.status();
@@ -58,7 +58,7 @@ describe.each(allStoreCases())("each task runs in its own try/catch, seed 003 op
     tw.task("sweep", { every: "5m", run: runs.record(() => "swept") });
 
     await clock.set(T0 + 5 * MINUTE);
-    await expect(tw.tick()).resolves.toEqual({ nextWakeAt: T0 + 10 * MINUTE, ran: 0 });
+    await expect(tw.tick()).resolves.toMatchObject({ nextWakeAt: T0 + 10 * MINUTE, ran: 0 });
     expect(runs.seen.map((r) => r.task).sort()).toEqual(["string-throw", "sweep", "sync-throw"]);
 
     const byName = Object.fromEntries((await tw.scheduler.status()).tasks.map((t) => [t.name, t]));

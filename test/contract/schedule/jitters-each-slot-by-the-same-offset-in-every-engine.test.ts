@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allStoreCases, postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { allStoreCases, durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { MINUTE, SECOND, T0, enginesFor, recordRuns, type Engine } from "../../support/schedule-fixtures.js";
 
 const SLOTS = [5, 10, 15, 20, 25, 30].map((m) => T0 + m * MINUTE);
@@ -51,7 +51,7 @@ describe.each(allStoreCases())('jitter: "30s" ($name)', (storeCase) => {
   });
 });
 
-describe.each([sqliteFileCase(), postgresCase()])('jitter: "30s" with two engines on the same store ($name)', (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])('jitter: "30s" with two engines on the same store ($name)', (storeCase) => {
   const engines = enginesFor(storeCase);
 
   it("both engines agree on each slot's time, and the slot runs once, at that time", async () => {

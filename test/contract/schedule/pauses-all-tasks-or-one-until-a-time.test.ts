@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../../src/core/errors.js";
-import { allStoreCases, postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { allStoreCases, durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { DAY, HOUR, MINUTE, T0, enginesFor, recordRuns, type Engine } from "../../support/schedule-fixtures.js";
 
 const minutes = (...ms: number[]) => ms.map((m) => T0 + m * MINUTE);
@@ -123,7 +123,7 @@ describe.each(allStoreCases())("pauseUntil and resume, the ops kill switch ($nam
   });
 });
 
-describe.each([sqliteFileCase(), postgresCase()])("a pause is in the store: every engine on it obeys ($name)", (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])("a pause is in the store: every engine on it obeys ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
 
   it("a pause set by one engine stops the other's runs; a resume from either lifts it", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TaskContext, TaskStatus } from "../../../src/schedule/task.js";
-import { allStoreCases, postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { allStoreCases, durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { HOUR, MINUTE, SECOND, T0, deferred, enginesFor, type Engine } from "../../support/schedule-fixtures.js";
 
 /**
@@ -193,7 +193,7 @@ describe.each(allStoreCases())("tw.scheduler.status() reports each task ($name)"
 });
 
 
-describe.each([sqliteFileCase(), postgresCase()])("task status persists across a restart ($name)", (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])("task status persists across a restart ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
 
   it("a new engine on the same store reports the same results, counters and history", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../../src/core/errors.js";
-import { allStoreCases, postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { allStoreCases, durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { MINUTE, T0, deferred, enginesFor, recordRuns } from "../../support/schedule-fixtures.js";
 
 describe.each(allStoreCases())("tw.scheduler.runNow ($name)", (storeCase) => {
@@ -111,7 +111,7 @@ describe.each(allStoreCases())("tw.scheduler.runNow ($name)", (storeCase) => {
   });
 });
 
-describe.each([sqliteFileCase(), postgresCase()])("runNow respects a run going in another engine ($name)", (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])("runNow respects a run going in another engine ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
 
   it("runNow in one engine while another engine runs the task returns skipped", async () => {

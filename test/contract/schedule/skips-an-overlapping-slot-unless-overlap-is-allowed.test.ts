@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { TaskOptions } from "../../../src/schedule/task.js";
-import { allStoreCases, postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { allStoreCases, durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { MINUTE, T0, deferred, enginesFor, type Deferred, type Engine } from "../../support/schedule-fixtures.js";
 
 /** A task whose n-th run (0-based) signals `started[n]` and waits for `gates[n]`. */
@@ -90,7 +90,7 @@ describe.each(allStoreCases())("a slot that comes while the previous run is stil
   });
 });
 
-describe.each([sqliteFileCase(), postgresCase()])("overlap is checked across engines ($name)", (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])("overlap is checked across engines ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
 
   it("a run going in one engine makes another engine skip the next slot", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allStoreCases, postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { allStoreCases, durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { MINUTE, SECOND, T0, deferred, enginesFor, recordRuns, type Engine } from "../../support/schedule-fixtures.js";
 
 const row = async (engine: Engine) => (await engine.tw.store.schedule.loadTasks({ names: ["prices"] }))[0]!;
@@ -69,7 +69,7 @@ describe.each(allStoreCases())("a run whose runner died is taken over once its l
   });
 });
 
-describe.each([sqliteFileCase(), postgresCase()])("a live run keeps its lease by heartbeat and is not taken over ($name)", (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])("a live run keeps its lease by heartbeat and is not taken over ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
 
   it("while the runner's heartbeat renews the lease, another engine ticking past the first lease does not take over", async () => {

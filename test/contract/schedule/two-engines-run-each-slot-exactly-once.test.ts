@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { postgresCase, sqliteFileCase } from "../../support/stores.js";
+import { durableObjectCase, postgresCase, sqliteFileCase } from "../../support/stores.js";
 import { HOUR, MINUTE, T0, deferred, enginesFor, recordRuns, until, type Engine } from "../../support/schedule-fixtures.js";
 
 // Two engines need one database: SQLite in memory cannot be shared, so it has no case here.
-describe.each([sqliteFileCase(), postgresCase()])("each slot runs once in total, however many engines tick ($name)", (storeCase) => {
+describe.each([sqliteFileCase(), postgresCase(), durableObjectCase()])("each slot runs once in total, however many engines tick ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
 
   /** Three engines on one database, one fake clock, each with "prices" (every 5m) and "sweep" (cron every 15m). */

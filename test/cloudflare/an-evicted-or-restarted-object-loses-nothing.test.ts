@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { EnqueuedJob, RunResult } from "../../src/index.js";
+import type { ObjectStatus } from "../../src/runtime/cloudflare/index.js";
+import { eventually } from "../support/real-time.js";
+import { startObjects, type Objects } from "./support/objects.js";
+
+/**
+ * What the seeds say must survive an eviction, in the store: each task's runs, results and failure
+ * counts and a pause (seed 003), queued jobs, idempotency keys with their results (seed 002), cached
+ * values; and the alarm itself, which the platform keeps. What the instance held in memory (its last
+ * tick) is gone, as it may be.
+ */
+describe("a new instance of the object on the same storage loses nothing that must survive", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tickwork-do-"));
+  let objects: Objects | undefined;
+  afterAll(async () => {
+    await objects?.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const prepare = async (o: Objects, name: string) => {
+    const call = <T>(method: string, ...args: unknown[]) => o.call<T>("OPERATED", name, method, ...args);
+    await eventually(async () => (await call<ObjectStatus>("status")).tasks[0]!.runs >= 1, "a heartbeat", 5_000);
+    const [prices] = await call<RunResult[]>("refreshNow", "prices");
+    const job = await call<EnqueuedJob>("enqueue", "later", { to: "ada" }, { delay: "1h", key: "welcome:ada" });
+    const order = await call<{ orderId: string }>("order", "req-1", 100);
+    await call("cachePut", "tenero:price:stx", { price: 1.25 });
+    const until = Date.now() + 3_600_000;
+    await call("pauseUntil", until, "prices");
+    const before = await call<ObjectStatus>("status");
+    return { call, prices: prices!, job, order, until, before };
+  };
+
+  const expectSurvived = async (call: <T>(method: string, ...args: unknown[]) => Promise<T>, saved: Awaited<ReturnType<typeof prepare>>) => {
+    const after = await call<ObjectStatus>("status");
+    expect(after.lastTick).toBeNull();
+    const prices = after.tasks.find((t) => t.name === "prices")!;
+    expect(prices).toMatchObject({ runs: 1, lastResult: { refreshed: 3 }, lastScheduledAt: saved.prices.scheduledAt, paused: true, pausedUntil: saved.until });
+    expect(prices.history).toHaveLength(1);
+    expect(after.tasks.find((t) => t.name === "heartbeat")!.runs).toBeGreaterThanOrEqual(saved.before.tasks.find((t) => t.name === "heartbeat")!.runs);
+    expect(after.queues).toEqual([{ queue: "later", counts: expect.objectContaining({ pending: 1 }) }]);
+    expect(await call("enqueue", "later", { to: "ada" }, { key: "welcome:ada" })).toMatchObject({ id: saved.job.id, duplicate: true });
+    expect(await call("order", "req-1", 555)).toEqual(saved.order);
+    expect(await call("ordersPlaced")).toBe(1);
+    expect(await call("cacheGet", "tenero:price:stx")).toEqual({ price: 1.25 });
+    expect(after.alarmAt).not.toBeNull();
+  };
+
+  it("after an eviction (the runtime drops the instance), the next call's new instance finds everything", async () => {
+    objects = await startObjects();
+    const saved = await prepare(objects, "evicted");
+    await expect(saved.call("evict")).rejects.toThrow("evicted by the test");
+    await expectSurvived(saved.call, saved);
+    const started = (await objects.logs("operated", "Operated:evicted")).filter((e) => e.message === "engine.started");
+    // Two instances, two engines: the second announced itself (and its sink) again.
+    expect(started).toHaveLength(2);
+    expect(started[1]!.context.instanceId).not.toBe(started[0]!.context.instanceId);
+  });
+
+  it("after workerd itself restarts on the same storage directory, a new process's instance finds everything", async () => {
+    await objects?.dispose();
+    objects = await startObjects({ persist: dir });
+    const saved = await prepare(objects, "restarted");
+    await objects.dispose();
+    objects = await startObjects({ persist: dir });
+    await expectSurvived((method, ...args) => objects!.call("OPERATED", "restarted", method, ...args), saved);
+  });
+});
