@@ -185,7 +185,8 @@ export class Fanout<S = unknown> {
       lastError: row?.lastError ?? null,
       lastPushAt: row?.lastPushAt ?? null,
       lastSuccessAt: row?.lastSuccessAt ?? null,
-      converged: version > 0 && targets.every((t) => !t.behind),
+      // A target whose last push failed (a reconciliation it missed) has a retry due: not converged yet.
+      converged: version > 0 && targets.every((t) => !t.behind && t.failures === 0),
       targets,
     };
   }
@@ -193,8 +194,8 @@ export class Fanout<S = unknown> {
   /** Schedules a reconciliation (every target, current state) now. */
   async reconcileNow(): Promise<void> {
     await this.ensure();
-    const row = await this.deps.store.get({ name: this.name });
-    await this.deps.store.finish({ name: this.name, roundVersion: row?.version ?? 0, consecutiveFailures: row?.consecutiveFailures ?? 0, lastError: row?.lastError ?? null, nextAt: this.deps.clock.now(), nextReason: "reconcile", pushed: false, succeeded: false, now: this.deps.clock.now() });
+    // Only the wake-up moves: a round another process holds keeps its lease and finishes as it would.
+    await this.deps.store.scheduleRound({ name: this.name, at: this.deps.clock.now(), reason: "reconcile" });
     this.deps.wake();
   }
 

@@ -49,7 +49,8 @@ export class FanoutReceiver<S> {
   /** The state to run on and where it came from: pushed, else stored, else the default. */
   async current(): Promise<{ state: S | null; source: StateSource }> {
     if (this.pushed !== null) return { state: this.pushed, source: "pushed" };
-    this.stored ??= { state: (await this.options.storage.load()) ?? null };
+    // Fail open (seed 001): unreadable storage is treated as empty, so the receiver runs on its default.
+    this.stored ??= { state: (await Promise.resolve().then(() => this.options.storage.load()).catch(() => null)) ?? null };
     if (this.stored.state !== null) return { state: this.stored.state, source: "stored" };
     return { state: this.options.fallback, source: "default" };
   }

@@ -97,6 +97,10 @@ export class SqlFanoutStore implements FanoutStore {
     }
   }
 
+  async scheduleRound({ name, at, reason }: { name: string; at: number; reason: FanoutRow["nextReason"] }): Promise<void> {
+    await this.db.query(`UPDATE tickwork_fanouts SET next_at = $2, next_reason = $3 WHERE name = $1`, [name, at, reason]);
+  }
+
   async finish(p: Parameters<FanoutStore["finish"]>[0]): Promise<void> {
     await this.db.query(
       `UPDATE tickwork_fanouts SET

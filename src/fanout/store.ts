@@ -40,6 +40,8 @@ export interface FanoutStore {
   claimDue(params: { name: string; now: number; leaseUntil: number }): Promise<FanoutRow | null>;
   loadTargets(params: { fanout: string }): Promise<TargetRow[]>;
   recordTargets(params: { fanout: string; results: TargetResult[]; now: number }): Promise<void>;
+  /** Moves the next wake-up to `at` (a manual reconciliation); a round in progress keeps its lease. */
+  scheduleRound(params: { name: string; at: number; reason: FanoutRow["nextReason"] }): Promise<void>;
   /**
    * Ends a round: failure count, last error, next wake-up, lease released. If the state changed
    * during the round (a push saved a newer version), that push's own wake-up is kept.
