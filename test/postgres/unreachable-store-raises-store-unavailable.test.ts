@@ -1,4 +1,3 @@
-import { createServer, connect, type Server, type Socket } from "node:net";
 import { describe, expect, it } from "vitest";
 import { createTickwork } from "../../src/core/engine.js";
 import { StoreUnavailableError } from "../../src/core/errors.js";
@@ -6,49 +5,7 @@ import { postgres } from "../../src/store/postgres.js";
 import type { Store } from "../../src/store/store.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 import { realEngines } from "../support/real-time.js";
-
-/** A TCP proxy to the test database that the test can take down (the server "goes away") and bring back. */
-class DatabaseProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-  private readonly target = new URL(DATABASE_URL);
-
-  /** The test database's URL, through the proxy. */
-  get url(): string {
-    const url = new URL(DATABASE_URL);
-    url.hostname = "127.0.0.1";
-    url.port = String(this.port);
-    return url.toString();
-  }
-
-  async open(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(Number(this.target.port || 5432), this.target.hostname);
-      for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
-        this.sockets.add(a);
-        a.on("error", () => b.destroy());
-        a.on("close", () => (this.sockets.delete(a), b.destroy()));
-        a.pipe(b);
-      }
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(this.port, "127.0.0.1", () => resolve());
-    });
-    this.server = server;
-    const address = server.address();
-    if (address && typeof address === "object") this.port = address.port;
-  }
-
-  /** Refuses new connections and cuts the open ones, as a database that went down would. */
-  async close(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
+import { DatabaseProxy } from "../support/database-proxy.js";
 
 describe("PostgreSQL: a store that cannot be reached", () => {
   const schema = uniqueSchema();
