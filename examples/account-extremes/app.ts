@@ -1,6 +1,5 @@
 import {
   InvalidInputError,
-  createTickwork,
   toMs,
   type Backoff,
   type Clock,
@@ -12,7 +11,9 @@ import {
   type WebhookSenderOptions,
 } from "../../src/index.js";
 import { Callbacks, type DailyCallback, type DailyEmitResult, type HourlyCallback } from "./callbacks.js";
-import { createTables, openDatabase, type AppDatabase, type DatabaseTarget } from "./database.js";
+import type { AppDatabase, DatabaseTarget } from "./database.js";
+import { CREATE_TABLES } from "./sql.js";
+import { hostExample } from "../support/engine.js";
 import { ExtremesTracker, type ProcessResult } from "./extremes.js";
 import type { PriceTick, TrackedAccount } from "./market.js";
 
@@ -95,7 +96,17 @@ export async function createAccountExtremesApp(options: AccountExtremesAppOption
   const sendTimeout = toMs(options.sendTimeout ?? "30s");
   const midnightTolerance = toMs(options.midnightTolerance ?? "5m");
 
-  const { tw, db } = shared ? await onShared(options as SharedEngineOptions) : await openOwn(options as OwnEngineOptions);
+  // Its own engine and database, or the caller's (examples/support/engine.ts).
+  const host = shared
+    ? await hostExample({ shared: { tw: (options as SharedEngineOptions).tw, db: (options as SharedEngineOptions).db } }, CREATE_TABLES, {})
+    : await hostExample({ database: (options as OwnEngineOptions).database }, CREATE_TABLES, {
+        clock: (options as OwnEngineOptions).clock,
+        logger: (options as OwnEngineOptions).logger,
+        logLevel: (options as OwnEngineOptions).logLevel,
+        handleSignals: (options as OwnEngineOptions).handleSignals ?? false,
+        ...((options as OwnEngineOptions).tickBudget !== undefined ? { tickBudget: (options as OwnEngineOptions).tickBudget } : {}),
+      });
+  const { tw, db } = host;
   try {
     const tracker = new ExtremesTracker(db, midnightTolerance);
     const callbacks = new Callbacks({
@@ -134,39 +145,16 @@ export async function createAccountExtremesApp(options: AccountExtremesAppOption
       track: (accounts) => tracker.track(accounts, tw.clock.now()),
       recordTicks: (ticks) => tracker.recordTicks(ticks),
       async stop() {
-        if (shared) return;
-        await tw.stop();
-        await db.close();
+        await host.close();
       },
     };
   } catch (error) {
-    if (!shared) await Promise.allSettled([tw.stop(), db.close()]);
+    await host.close().catch(() => {});
     throw error;
   }
 }
 
-async function openOwn(options: OwnEngineOptions): Promise<{ tw: Tickwork; db: AppDatabase }> {
-  const { store, db } = await openDatabase(options.database);
-  try {
-    const tw = await createTickwork({
-      store,
-      clock: options.clock,
-      logger: options.logger,
-      logLevel: options.logLevel,
-      handleSignals: options.handleSignals ?? false,
-      ...(options.tickBudget !== undefined ? { tickBudget: options.tickBudget } : {}),
-    });
-    return { tw, db };
-  } catch (error) {
-    await Promise.allSettled([store.close(), db.close()]);
-    throw error;
-  }
-}
 
-async function onShared(options: SharedEngineOptions): Promise<{ tw: Tickwork; db: AppDatabase }> {
-  await createTables(options.db);
-  return { tw: options.tw, db: options.db };
-}
 
 function checkUrl(url: unknown): void {
   let ok = false;

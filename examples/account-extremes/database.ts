@@ -8,8 +8,3 @@ export { describeTarget, type AppDatabase, type DatabaseTarget, type SqlParam, t
 export function openDatabase(target: DatabaseTarget): Promise<{ store: Store; db: AppDatabase }> {
   return openShared(target, CREATE_TABLES);
 }
-
-/** Creates this example's tables on a connection another part of the process opened (one engine for several examples). */
-export function createTables(db: AppDatabase): Promise<void> {
-  return db.transaction(CREATE_TABLES.map((sql) => ({ sql })));
-}

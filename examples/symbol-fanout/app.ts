@@ -1,8 +1,10 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { InvalidInputError, createTickwork, schedule, type Clock, type Duration, type Fanout, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
+import { InvalidInputError, schedule, type Clock, type Duration, type Fanout, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
 import { createApi, listen, type Listening } from "./api.js";
-import { createTables, openDatabase, type AppDatabase, type DatabaseTarget } from "./database.js";
+import type { AppDatabase, DatabaseTarget } from "./database.js";
+import { CREATE_TABLES } from "./sql.js";
+import { hostExample } from "../support/engine.js";
 import { pushOverHttp, type PushOutcome, type ReceiverTarget, type SymbolFanoutTargets } from "./push.js";
 import { SymbolRegistry } from "./registry.js";
 import { symbolNames, type SymbolMetadata } from "./symbols.js";
@@ -91,7 +93,16 @@ export async function createSymbolFanoutApp(options: SymbolFanoutAppOptions): Pr
   if (shared && "database" in options) throw new InvalidInputError("createSymbolFanoutApp: give either { database } (its own engine) or { tw, db } (an engine you opened), not both");
   if (!shared && !("database" in options)) throw new InvalidInputError("createSymbolFanoutApp: give { database } (its own engine) or { tw, db } (an engine you opened)");
 
-  const { tw, db } = shared ? await onShared(options) : await openOwn(options);
+  // Its own engine and database, or the caller's (examples/support/engine.ts).
+  const host = shared
+    ? await hostExample({ shared: { tw: options.tw, db: options.db } }, CREATE_TABLES, {})
+    : await hostExample({ database: options.database }, CREATE_TABLES, {
+        clock: options.clock,
+        logger: options.logger,
+        logLevel: options.logLevel,
+        handleSignals: options.handleSignals ?? false,
+      });
+  const { tw, db } = host;
   try {
     const registry = new SymbolRegistry(db, () => tw.clock.now());
     const symbols = tw.fanout<SymbolMetadata[], ReceiverTarget>(FANOUT_NAME, {
@@ -129,29 +140,13 @@ export async function createSymbolFanoutApp(options: SymbolFanoutAppOptions): Pr
       },
       async stop() {
         await Promise.allSettled(listeners.map((l) => l.close()));
-        if (shared) return;
-        await tw.stop();
-        await db.close();
+        await host.close();
       },
     };
   } catch (error) {
-    if (!shared) await Promise.allSettled([tw.stop(), db.close()]);
+    await host.close().catch(() => {});
     throw error;
   }
 }
 
-async function openOwn(options: OwnEngineOptions): Promise<{ tw: Tickwork; db: AppDatabase }> {
-  const { store, db } = await openDatabase(options.database);
-  try {
-    const tw = await createTickwork({ store, clock: options.clock, logger: options.logger, logLevel: options.logLevel, handleSignals: options.handleSignals ?? false });
-    return { tw, db };
-  } catch (error) {
-    await Promise.allSettled([store.close(), db.close()]);
-    throw error;
-  }
-}
 
-async function onShared(options: SharedEngineOptions): Promise<{ tw: Tickwork; db: AppDatabase }> {
-  await createTables(options.db);
-  return { tw: options.tw, db: options.db };
-}

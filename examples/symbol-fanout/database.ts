@@ -1,15 +1,2 @@
-import type { Store } from "../../src/index.js";
-import { openDatabase as openShared, type AppDatabase, type DatabaseTarget } from "../support/database.js";
-import { CREATE_TABLES } from "./sql.js";
-
+// The shared database helpers, under this example's name (the app opens them through examples/support/engine.ts).
 export { describeTarget, type AppDatabase, type DatabaseTarget, type SqlParam, type Statement } from "../support/database.js";
-
-/** tickwork's store and this example's connection on one database, with this example's tables created. */
-export function openDatabase(target: DatabaseTarget): Promise<{ store: Store; db: AppDatabase }> {
-  return openShared(target, CREATE_TABLES);
-}
-
-/** Creates this example's tables on a connection another part of the process opened (one engine for several examples). */
-export function createTables(db: AppDatabase): Promise<void> {
-  return db.transaction(CREATE_TABLES.map((sql) => ({ sql })));
-}
