@@ -84,19 +84,25 @@ export const sqliteBackend: Backend = {
   },
 };
 
+/** A fresh schema with tickwork's tables, and a side connection on it for filling and counting rows. */
+export async function migratedPostgresSchema(prefix: string): Promise<{ schema: string; side: pg.Client; count(sql: string, params?: unknown[]): Promise<number> }> {
+  const schema = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const setup = postgres({ url: DATABASE_URL, schema });
+  try {
+    await setup.migrate();
+  } finally {
+    await setup.close();
+  }
+  const side = new pg.Client({ connectionString: DATABASE_URL, options: `-c search_path="${schema}"` });
+  await side.connect();
+  const count = async (sql: string, params: unknown[] = []) => Number((await side.query<{ n: string }>(sql, params)).rows[0]!.n);
+  return { schema, side, count };
+}
+
 export const postgresBackend: Backend = {
   name: "PostgreSQL",
   async fresh() {
-    const schema = `tw_bench_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-    const setup = postgres({ url: DATABASE_URL, schema });
-    try {
-      await setup.migrate();
-    } finally {
-      await setup.close();
-    }
-    const side = new pg.Client({ connectionString: DATABASE_URL, options: `-c search_path="${schema}"` });
-    await side.connect();
-    const count = async (sql: string, params: unknown[] = []) => Number((await side.query<{ n: string }>(sql, params)).rows[0]!.n);
+    const { schema, side, count } = await migratedPostgresSchema("tw_bench");
     return {
       open: () => postgres({ url: DATABASE_URL, schema }),
       async addFinished(queue, n) {

@@ -33,7 +33,7 @@ import type { Queue } from "../src/index.js";
 import type { Store } from "../src/store/store.js";
 import { sqlite } from "../src/store/sqlite.js";
 import { postgres } from "../src/store/postgres.js";
-import { DATABASE_URL, benchEngines, payloads, postgresBackend, sqliteBackend, type Payload } from "./fixtures.js";
+import { DATABASE_URL, benchEngines, migratedPostgresSchema, payloads, postgresBackend, sqliteBackend, type Payload } from "./fixtures.js";
 import { deferred, fmt, loadLine, machineInfo, machineLine, markdownTable, now, quantile, sleep, textTable, watchLoad, within, writeResults, type Load, type MachineInfo } from "./support.js";
 
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -220,16 +220,7 @@ function postgresTables(): Backend {
     },
     setup: async () => undefined,
     async fresh(shape) {
-      const schema = `tw_flat_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-      const setup = postgres({ url: DATABASE_URL, schema });
-      try {
-        await setup.migrate();
-      } finally {
-        await setup.close();
-      }
-      const side = new pg.Client({ connectionString: DATABASE_URL, options: `-c search_path="${schema}"` });
-      await side.connect();
-      const count = async (sql: string, params: unknown[]) => Number((await side.query<{ n: string }>(sql, params)).rows[0]!.n);
+      const { schema, side, count } = await migratedPostgresSchema("tw_flat");
       try {
         if (shape === "grown") {
           const t0 = now();
