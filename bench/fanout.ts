@@ -23,8 +23,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pg from "pg";
 import { fakeClock } from "../src/testing/index.js";
+import { DATABASE_URL, dropSchema } from "../test/support/stores.js";
 import { createSymbolFanoutApp } from "../examples/symbol-fanout/app.js";
 import type { DatabaseTarget } from "../examples/symbol-fanout/database.js";
 import { randomFailures } from "../examples/symbol-fanout/failures.js";
@@ -35,7 +35,6 @@ import { fmt, loadLine, machineInfo, machineLine, markdownTable, quantile, textT
 
 const QUICK = process.env.BENCH_QUICK === "1";
 const OUT = `fanout-${QUICK ? "quick" : "latest"}`;
-const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const FAIL_RATE = 0.2;
 const TARGETS = 77;
 const REPS = { SQLite: QUICK ? 5 : 50, PostgreSQL: QUICK ? 3 : 20 } as const;
@@ -101,15 +100,6 @@ async function repetition(store: StoreName, seed: number): Promise<Repetition> {
   }
 }
 
-async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
-  }
-}
 
 // ---- the figures -----------------------------------------------------------------------------
 
