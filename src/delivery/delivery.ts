@@ -152,7 +152,7 @@ export class Delivery<T = unknown> {
     // Work is carried when the budget, not the outbox, ended the pass. Checking whether the starved
     // kind had anything due would cost a query per tick; a 100 ms wake-up that finds nothing is cheaper.
     pass.carried = fresh.full || fresh.starved || retries.full;
-    if (!pass.carried) pass.nextAt = (await store.counts({ delivery: this.name })).nextAt;
+    if (!pass.carried) pass.nextAt = await store.nextAt({ delivery: this.name });
     if (pass.carried) this.deps.logger.debug("delivery.carried", { delivery: this.name, sent: pass.sent, budget: budget.total });
     this.last = { ...pass, at: now };
     return pass;

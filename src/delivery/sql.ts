@@ -21,6 +21,10 @@ const claim = (retries: boolean) => `
 const CLAIM_FRESH = claim(false);
 const CLAIM_RETRIES = claim(true);
 
+// An item leased by a pass still sending it is due again only when its lease lapses: waking at its
+// run_at (already past) would have the runtime spin until then.
+const NEXT_DUE = `min(CASE WHEN lease_until > run_at THEN lease_until ELSE run_at END)`;
+
 const RESCHEDULE = `UPDATE tickwork_deliveries SET attempts = $2, run_at = $3, last_error = $4, lease_until = 0 WHERE id = $1`;
 
 const DROP = `
@@ -155,12 +159,15 @@ export class SqlDeliveryStore implements DeliveryStore {
     return rows.map((r) => ({ ...toRow(r), droppedAt: Number(r.dropped_at) }));
   }
 
+  async nextAt({ delivery }: { delivery: string }): Promise<number | null> {
+    const [row] = await this.db.query<{ next_at: number | string | null }>(`SELECT ${NEXT_DUE} AS next_at FROM tickwork_deliveries WHERE delivery = $1`, [delivery]);
+    return row?.next_at == null ? null : Number(row.next_at);
+  }
+
   async counts({ delivery }: { delivery: string }): Promise<DeliveryCounts> {
-    // An item leased by a pass still sending it is due again only when its lease lapses: waking at
-    // its run_at (already past) would have the runtime spin until then.
     const [outbox] = await this.db.query<{ pending: number | string | null; retrying: number | string | null; next_at: number | string | null }>(
       `SELECT sum(CASE WHEN attempts = 0 THEN 1 ELSE 0 END) AS pending, sum(CASE WHEN attempts > 0 THEN 1 ELSE 0 END) AS retrying,
-         min(CASE WHEN lease_until > run_at THEN lease_until ELSE run_at END) AS next_at
+         ${NEXT_DUE} AS next_at
        FROM tickwork_deliveries WHERE delivery = $1`,
       [delivery],
     );

@@ -47,4 +47,6 @@ export interface DeliveryStore {
   listOutstanding(params: { delivery: string; retrying: boolean; limit: number; after?: string }): Promise<DeliveryRow[]>;
   listDropped(params: { delivery: string; limit: number; before?: { droppedAt: number; id: string } }): Promise<DroppedRow[]>;
   counts(params: { delivery: string }): Promise<DeliveryCounts>;
+  /** When the soonest outstanding item is due (a leased one when its lease lapses), or null. */
+  nextAt(params: { delivery: string }): Promise<number | null>;
 }
