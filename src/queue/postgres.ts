@@ -37,17 +37,19 @@ const INSERT_MANY_QUIET = `WITH ins AS (${INSERT_ROWS}) SELECT ins.id::text AS i
 const NOTIFY_WINDOW_MS = 5;
 
 // Exported (with RESCUE_EXPIRED, NEXT_WAKE, PRUNE_FINISHED and FIND_KEY_HOLDERS) for the query-plan test.
+// The locked ids go to the UPDATE as an array (an InitPlan run once), which it looks up in the
+// primary key. Joined to a CTE instead, the planner hash-joins the locked ids with a scan of the
+// whole table once the table holds a few thousand rows: a claim then costs O(table), not O(batch).
 export const CLAIM_DUE = `
-  WITH next AS (
+  UPDATE tickwork_jobs j
+  SET status = 'running', attempts = j.attempts + 1, worker_id = $4, lease_until = $5::bigint, started_at = $2::bigint
+  WHERE j.id = ANY(ARRAY(
     SELECT id FROM tickwork_jobs
     WHERE queue = $1 AND status = 'pending' AND run_at <= $2
     ORDER BY priority, run_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
-  )
-  UPDATE tickwork_jobs j
-  SET status = 'running', attempts = j.attempts + 1, worker_id = $4, lease_until = $5::bigint, started_at = $2::bigint
-  FROM next WHERE j.id = next.id
+  ))
   RETURNING j.*`;
 
 // Every outcome of a batch in one statement; the WHERE clause is the fence: an outcome applies only
@@ -55,7 +57,9 @@ export const CLAIM_DUE = `
 // input rows rather than the literal 'running' on purpose: with the literal, a generic plan built on
 // idle-time statistics (about one running row) may drive the join from the running-only partial
 // indexes and compare every running row with every outcome, quadratic in a backlog. This way the
-// primary key is the only index the planner can use.
+// primary key is the only index the planner can use. `j.id = ANY($1)` hands it that index as a
+// lookup of the batch's ids; with the join alone it hash-joins the outcomes with a scan of the whole
+// table whenever the table is small enough for that to look cheap (a few thousand rows).
 export const SETTLE_MANY = `
   UPDATE tickwork_jobs j SET
     status      = o.status,
@@ -68,7 +72,7 @@ export const SETTLE_MANY = `
     lease_until = NULL
   FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::int[], $8::text[])
        AS o(id, attempt, status, run_at, error, refund, held)
-  WHERE j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
+  WHERE j.id = ANY($1::bigint[]) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
   RETURNING j.id::text AS id`;
 
 export const RESCUE_EXPIRED = `
@@ -85,12 +89,27 @@ export const RESCUE_EXPIRED = `
   FROM lapsed WHERE j.id = lapsed.id
   RETURNING j.id::text AS id, j.queue, j.attempts, j.max_attempts AS "maxAttempts", j.status`;
 
+/**
+ * The earliest pending run_at (and, with $2, the earliest lease to lapse) of some queues. The claim
+ * index orders a queue's pending jobs by priority first, so the earliest run_at is the first entry of
+ * one of its priorities: the recursive part steps from priority to priority (one index probe each,
+ * however many jobs wait) and each priority's first entry is read by one more probe.
+ */
 export const NEXT_WAKE = `
-  SELECT min(t.at)::text AS at FROM unnest($1::text[]) AS q(name), LATERAL (
-    (SELECT run_at AS at FROM tickwork_jobs WHERE queue = q.name AND status = 'pending' ORDER BY run_at LIMIT 1)
+  WITH RECURSIVE p(queue, priority) AS (
+    SELECT q.name, (SELECT priority FROM tickwork_jobs WHERE queue = q.name AND status = 'pending' ORDER BY priority LIMIT 1)
+    FROM unnest($1::text[]) AS q(name)
     UNION ALL
-    (SELECT lease_until + 1 FROM tickwork_jobs WHERE $2::boolean AND queue = q.name AND status = 'running' ORDER BY lease_until LIMIT 1)
-  ) AS t`;
+    SELECT p.queue, (SELECT t.priority FROM tickwork_jobs t WHERE t.queue = p.queue AND t.status = 'pending' AND t.priority > p.priority ORDER BY t.priority LIMIT 1)
+    FROM p WHERE p.priority IS NOT NULL
+  )
+  SELECT min(w.at)::text AS at FROM (
+    SELECT (SELECT t.run_at FROM tickwork_jobs t WHERE t.queue = p.queue AND t.status = 'pending' AND t.priority = p.priority ORDER BY t.run_at LIMIT 1) AS at
+    FROM p WHERE p.priority IS NOT NULL
+    UNION ALL
+    SELECT (SELECT lease_until + 1 FROM tickwork_jobs WHERE $2::boolean AND queue = q.name AND status = 'running' ORDER BY lease_until LIMIT 1)
+    FROM unnest($1::text[]) AS q(name)
+  ) AS w`;
 
 /**
  * A batch of finished jobs older than their retention. The IN term repeats the finished-rows index's

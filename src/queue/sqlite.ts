@@ -16,6 +16,23 @@ const KEY_FREE = `(key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
   WHERE live.queue = tickwork_jobs.queue AND live.key = tickwork_jobs.key AND live.${LIVE}))`;
 
 /**
+ * The earliest pending run_at and the earliest lease to lapse of one queue. The claim index orders
+ * pending jobs by priority first, so the earliest run_at is the first entry of one of its priorities:
+ * the recursive part steps from priority to priority (one index probe each, however many jobs wait)
+ * and each priority's first entry is read by one more probe.
+ */
+const NEXT_WAKE = `
+  WITH RECURSIVE p(priority) AS (
+    SELECT (SELECT priority FROM tickwork_jobs WHERE queue = ? AND status = 'pending' ORDER BY priority LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.priority FROM tickwork_jobs t WHERE t.queue = ? AND t.status = 'pending' AND t.priority > p.priority ORDER BY t.priority LIMIT 1)
+    FROM p WHERE p.priority IS NOT NULL
+  )
+  SELECT (SELECT min((SELECT t.run_at FROM tickwork_jobs t WHERE t.queue = ? AND t.status = 'pending' AND t.priority = p.priority ORDER BY t.run_at LIMIT 1))
+          FROM p WHERE p.priority IS NOT NULL) AS due,
+         (SELECT min(lease_until) + 1 FROM tickwork_jobs WHERE queue = ? AND status = 'running') AS lease`;
+
+/**
  * The queue on SQLite. Every operation is one synchronous transaction, so a batch of claims or
  * outcomes costs one commit: that is what lets SQLite run many more jobs per second than it can
  * commit single-row transactions.
@@ -115,11 +132,7 @@ export class SqliteQueueStore implements QueueStore {
   async nextWakeAt({ queues, leases = true }: { queues: string[]; leases?: boolean }): Promise<number | null> {
     let next: number | null = null;
     for (const queue of queues) {
-      const row = this.db.all<{ due: number | null; lease: number | null }>(
-        `SELECT (SELECT min(run_at) FROM tickwork_jobs WHERE queue = ? AND status = 'pending') AS due,
-                (SELECT min(lease_until) + 1 FROM tickwork_jobs WHERE queue = ? AND status = 'running') AS lease`,
-        [queue, queue],
-      )[0];
+      const row = this.db.all<{ due: number | null; lease: number | null }>(NEXT_WAKE, [queue, queue, queue, queue])[0];
       for (const at of [row?.due, leases ? row?.lease : null]) if (at != null && (next === null || at < next)) next = at;
     }
     return next;

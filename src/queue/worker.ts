@@ -3,6 +3,7 @@ import type { Clock, TimerHandle } from "../core/clock.js";
 import { toMs } from "../core/duration.js";
 import { PermanentJobError, TickworkError, errorText } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { AttemptContext } from "./context.js";
 import type { Job } from "./job.js";
 import type { QueueConfig } from "./options.js";
 import { OutcomeBatcher } from "./outcomes.js";
@@ -17,7 +18,7 @@ export class JobAbortedError extends TickworkError {
 
 interface Running {
   job: Job;
-  controller: AbortController;
+  ctx: AttemptContext;
   /** Claim order, so a heartbeat only judges jobs claimed before it was sent. */
   seq: number;
   /** Released by a shutdown: whatever the handler ends with is no longer reported. */
@@ -72,7 +73,7 @@ export class QueueWorker {
   ) {
     this.workerId = `${deps.instanceId}/${config.name}`;
     this.batch = config.batchSize;
-    this.maxBatch = config.adaptiveBatch ? Math.min(16 * config.concurrency, 1_000) : config.batchSize;
+    this.maxBatch = config.adaptiveBatch ? Math.min(Math.max(16 * config.concurrency, 500), 1_000) : config.batchSize;
     this.outcomes = new OutcomeBatcher(deps.store, () => deps.clock.now(), () => this.pump());
   }
 
@@ -114,7 +115,7 @@ export class QueueWorker {
       ]);
       if (timer) this.deps.clock.clearTimeout(timer);
       for (const entry of this.running.values()) {
-        entry.controller.abort(new JobAbortedError("shutdown", `shutdown grace of ${graceMs} ms ran out`));
+        entry.ctx.abort(new JobAbortedError("shutdown", `shutdown grace of ${graceMs} ms ran out`));
         this.release(entry);
       }
     }
@@ -132,10 +133,14 @@ export class QueueWorker {
     const waiting = this.claiming || this.outcomes.size > 0;
     if (waiting && !this.exhausted && this.buffer.length === 0 && this.running.size < this.config.concurrency && this.jobMs < this.roundTripMs) this.grow();
     if (this.claiming || this.exhausted) return;
-    // Outcomes not yet recorded count against the batch: claiming stops until they are written, which
-    // bounds what a crash can make run twice and keeps fast handlers from starving the writes.
+    // Jobs that finish faster than a round trip would leave the handlers idle during every claim: keep
+    // a second batch on its way while one runs, so the store and the handlers work at the same time.
+    // Slower jobs keep one batch in hand, so prefetch never hoards them from other workers.
+    const window = this.jobMs < this.roundTripMs ? 2 * this.batch : this.batch;
+    // Outcomes waiting to be written count against the window: claiming stops until they are on their
+    // way, which bounds what a crash can make run twice and keeps fast handlers from starving the writes.
     const unrecorded = this.outcomes.size;
-    const room = this.allowance(this.batch - this.running.size - this.buffer.length - unrecorded);
+    const room = this.allowance(Math.min(this.batch, window - this.running.size - this.buffer.length - unrecorded));
     if (room >= Math.max(1, Math.floor(this.batch / 4))) this.claimInFlight = this.claimBatch(room);
     else if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
   }
@@ -271,7 +276,7 @@ export class QueueWorker {
       workerId: this.workerId,
     });
     if (this.config.rateLimit) this.rate.used += jobs.length;
-    const entries = jobs.map((job) => ({ job, controller: new AbortController(), seq: ++this.seq, released: false }));
+    const entries = jobs.map((job) => ({ job, ctx: new AttemptContext(job.attempts, this.deps.logger), seq: ++this.seq, released: false }));
     if (entries.length) this.armHeartbeat();
     return entries;
   }
@@ -295,25 +300,25 @@ export class QueueWorker {
     return Math.max(0, this.rate.windowStart + limit.perMs - now);
   }
 
-  private async execute({ job, controller }: Running): Promise<Outcome> {
+  private async execute({ job, ctx }: Running): Promise<Outcome> {
     const { logger, clock } = this.deps;
     if (logger.enabled("debug")) logger.debug("job.started", { queue: job.queue, id: job.id, attempt: job.attempts });
     try {
-      const result = this.config.handler!(job, { attempt: job.attempts, signal: controller.signal, logger });
-      await (this.config.timeoutMs === undefined ? result : this.withTimeout(result, controller));
-      if (controller.signal.aborted) throw controller.signal.reason;
+      const result = this.config.handler!(job, ctx);
+      await (this.config.timeoutMs === undefined ? result : this.withTimeout(result, ctx));
+      if (ctx.aborted) throw ctx.reason;
       return { kind: "succeeded", id: job.id, attempt: job.attempts };
     } catch (error) {
       return this.failure(job, error, clock.now());
     }
   }
 
-  private withTimeout(result: unknown, controller: AbortController): Promise<unknown> {
+  private withTimeout(result: unknown, ctx: AttemptContext): Promise<unknown> {
     const ms = this.config.timeoutMs!;
     return new Promise((resolve, reject) => {
       const timer = this.deps.clock.setTimeout(() => {
         const error = new JobAbortedError("timeout", `attempt timed out after ${ms} ms`);
-        controller.abort(error);
+        ctx.abort(error);
         reject(error);
       }, ms);
       Promise.resolve(result).then(
@@ -375,7 +380,7 @@ export class QueueWorker {
   abort(id: string, error: JobAbortedError): boolean {
     const entry = this.running.get(id) ?? this.buffer.find((e) => e.job.id === id);
     if (!entry) return false;
-    entry.controller.abort(error);
+    entry.ctx.abort(error);
     this.buffer = this.buffer.filter((e) => e !== entry);
     return true;
   }
@@ -402,7 +407,7 @@ export class QueueWorker {
       for (const entry of [...this.running.values(), ...this.buffer]) {
         if (entry.seq > sentAt || held.has(entry.job.id) || entry.released) continue;
         this.deps.logger.warn("job.lease_lost", { queue: entry.job.queue, id: entry.job.id, attempt: entry.job.attempts });
-        entry.controller.abort(new JobAbortedError("lease_lost", "this worker lost the job's lease; another worker may run it"));
+        entry.ctx.abort(new JobAbortedError("lease_lost", "this worker lost the job's lease; another worker may run it"));
         this.buffer = this.buffer.filter((e) => e !== entry);
       }
     } catch (error) {

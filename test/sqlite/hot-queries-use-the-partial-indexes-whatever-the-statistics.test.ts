@@ -138,8 +138,8 @@ describe("SQLite: the queue's statements on an analyzed table of mostly finished
     expectIndexed(explained, ["tickwork_jobs_lease"]);
   });
 
-  it("finds the next wake-up through the due and lease indexes", async () => {
-    expectIndexed(await plansOf(() => store.nextWakeAt({ queues: ["emails"] })), ["tickwork_jobs_due", "tickwork_jobs_lease"]);
+  it("finds the next wake-up through the claim and lease indexes", async () => {
+    expectIndexed(await plansOf(() => store.nextWakeAt({ queues: ["emails"] })), ["tickwork_jobs_claim", "tickwork_jobs_lease"]);
   });
 
   it("answers a duplicate key with its holder through the key index", async () => {

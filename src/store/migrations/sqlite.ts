@@ -180,4 +180,14 @@ export const sqliteMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: "jobs: claims only through the claim index",
+    sql: `
+      -- The (queue, run_at) index held every pending row a second time: one more B-tree write for
+      -- every enqueue, claim and settle. The claim index alone serves claims (the claim keeps run_at out
+      -- of its search, see src/queue/sqlite.ts); the next wake-up reads it once per priority.
+      DROP INDEX IF EXISTS tickwork_jobs_due;
+    `,
+  },
 ];
