@@ -42,9 +42,10 @@ const queueOptionsSchema = z
     onFailed: fn<FailedHook>("a function (job, error) => void").optional(),
     /**
      * Jobs claimed per round trip. Default: adaptive, starting at twice the concurrency (the extra
-     * half is prefetch) and doubling, up to 16 times the concurrency, while workers sit idle waiting
-     * for a claim (fast jobs); slow jobs keep it small, so prefetch never hoards work other
-     * processes could run.
+     * half is prefetch) and doubling, up to 16 times the concurrency (at least 500, at most 1,000),
+     * while workers sit idle waiting for a claim (fast jobs), which also keep a second batch on its
+     * way while one runs; slow jobs keep it small, so prefetch never hoards work other processes
+     * could run.
      */
     batchSize: z.number().int().min(1).max(10_000).optional(),
   })
