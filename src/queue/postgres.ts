@@ -75,6 +75,21 @@ export const SETTLE_MANY = `
   WHERE j.id = ANY($1::bigint[]) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
   RETURNING j.id::text AS id`;
 
+/**
+ * SETTLE_MANY for the common batch, every outcome a success: two arrays instead of seven, so the
+ * server parses (and the client writes) a third as much per job. Same fence, same primary-key lookup.
+ */
+export const SETTLE_SUCCEEDED = `
+  UPDATE tickwork_jobs j SET status = 'succeeded', finished_at = $3::bigint, worker_id = NULL, lease_until = NULL
+  FROM unnest($1::bigint[], $2::int[], $4::text[]) AS o(id, attempt, held)
+  WHERE j.id = ANY($1::bigint[]) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
+  RETURNING j.id::text AS id`;
+
+export const HEARTBEAT = `
+  UPDATE tickwork_jobs SET lease_until = $2
+  WHERE id = ANY($3::bigint[]) AND worker_id = $1 AND status = 'running'
+  RETURNING id::text AS id`;
+
 export const RESCUE_EXPIRED = `
   WITH lapsed AS (
     SELECT id FROM tickwork_jobs
@@ -187,6 +202,20 @@ export class PostgresQueueStore implements QueueStore {
   }
 
   async settleMany({ outcomes, now }: { outcomes: Outcome[]; now: number }) {
+    const ids = outcomes.map((o) => o.id);
+    const applied = outcomes.every((o) => o.kind === "succeeded")
+      ? await this.db.query<{ id: string }>(SETTLE_SUCCEEDED, [
+          arrayLiteral(ids),
+          arrayLiteral(outcomes.map((o) => o.attempt)),
+          now,
+          arrayLiteral(ids.map(() => "running")),
+        ])
+      : await this.settleMixed(outcomes, now);
+    const done = new Set(applied.map((r) => r.id));
+    return { refused: ids.filter((id) => !done.has(id)) };
+  }
+
+  private settleMixed(outcomes: Outcome[], now: number): Promise<{ id: string }[]> {
     const ids: string[] = [];
     const attempts: number[] = [];
     const statuses: string[] = [];
@@ -202,16 +231,12 @@ export class PostgresQueueStore implements QueueStore {
       refunds.push(o.kind === "released" ? 1 : 0);
     }
     const held = ids.map(() => "running");
-    const applied = await this.db.query<{ id: string }>(SETTLE_MANY, [ids, attempts, statuses, runAts, errors, refunds, now, held]);
-    const done = new Set(applied.map((r) => r.id));
-    return { refused: ids.filter((id) => !done.has(id)) };
+    return this.db.query<{ id: string }>(SETTLE_MANY, [ids, attempts, statuses, runAts, errors, refunds, now, held]);
   }
 
-  async heartbeat({ workerId, leaseUntil }: { workerId: string; leaseUntil: number }): Promise<string[]> {
-    const rows = await this.db.query<{ id: string }>(
-      `UPDATE tickwork_jobs SET lease_until = $2 WHERE worker_id = $1 AND status = 'running' RETURNING id::text AS id`,
-      [workerId, leaseUntil],
-    );
+  async heartbeat({ workerId, ids, leaseUntil }: Parameters<QueueStore["heartbeat"]>[0]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<{ id: string }>(HEARTBEAT, [workerId, leaseUntil, arrayLiteral(ids)]);
     return rows.map((r) => r.id);
   }
 
@@ -314,6 +339,14 @@ export class PostgresQueueStore implements QueueStore {
     const rows = await this.db.query<{ id: string }>(PRUNE_FINISHED, [status, before, limit]);
     return rows.length;
   }
+}
+
+/**
+ * An array parameter of plain values (numbers, ids, words) as PostgreSQL's text form, `{1,2,3}`. The
+ * driver would quote and escape every element; these need neither, and batches are hundreds long.
+ */
+function arrayLiteral(values: readonly (string | number)[]): string {
+  return `{${values.join(",")}}`;
 }
 
 function firstIndexOfKey(rows: NewJobRow[], key: string): number {

@@ -109,9 +109,17 @@ export class SqliteQueueStore implements QueueStore {
     }
   }
 
-  async heartbeat({ workerId, leaseUntil }: { workerId: string; leaseUntil: number }): Promise<string[]> {
+  async heartbeat({ workerId, ids, leaseUntil }: Parameters<QueueStore["heartbeat"]>[0]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    // The ids travel as one JSON array: one binding however many (a Durable Object allows 100).
+    // `+status` keeps the running-jobs indexes out of reach, so the rows are found by rowid rather
+    // than by scanning every running job.
     return this.db
-      .all<{ id: number }>(`UPDATE tickwork_jobs SET lease_until = ? WHERE worker_id = ? AND status = 'running' RETURNING id`, [leaseUntil, workerId])
+      .all<{ id: number }>(
+        `UPDATE tickwork_jobs SET lease_until = ?
+         WHERE id IN (SELECT value FROM json_each(?)) AND worker_id = ? AND +status = 'running' RETURNING id`,
+        [leaseUntil, `[${ids.map(Number).join(",")}]`, workerId],
+      )
       .map((r) => String(r.id));
   }
 

@@ -21,8 +21,11 @@ export interface QueueStore {
   /** Records outcomes. Each is applied only if the job is still running the same attempt (fencing). */
   settleMany(params: { outcomes: Outcome[]; now: number }): Promise<SettleResult>;
 
-  /** Extends the lease of every job `workerId` holds; returns the ids it still holds. */
-  heartbeat(params: { workerId: string; leaseUntil: number }): Promise<string[]>;
+  /**
+   * Extends the lease of those of `ids` that `workerId` still holds; returns them. The worker names
+   * its jobs, so the store finds them by primary key (no index on the worker to keep up per claim).
+   */
+  heartbeat(params: { workerId: string; ids: readonly string[]; leaseUntil: number }): Promise<string[]>;
 
   /**
    * Jobs of `queues` whose lease lapsed go back to pending (or to failed when no attempt is left),

@@ -403,7 +403,8 @@ export class QueueWorker {
     if (this.running.size === 0 && this.buffer.length === 0) return;
     const sentAt = this.seq;
     try {
-      const held = new Set(await this.deps.store.heartbeat({ workerId: this.workerId, leaseUntil: this.deps.clock.now() + this.config.leaseMs }));
+      const ids = [...this.running.values(), ...this.buffer].filter((e) => !e.released).map((e) => e.job.id);
+      const held = new Set(await this.deps.store.heartbeat({ workerId: this.workerId, ids, leaseUntil: this.deps.clock.now() + this.config.leaseMs }));
       for (const entry of [...this.running.values(), ...this.buffer]) {
         if (entry.seq > sentAt || held.has(entry.job.id) || entry.released) continue;
         this.deps.logger.warn("job.lease_lost", { queue: entry.job.queue, id: entry.job.id, attempt: entry.job.attempts });

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_DUE, FIND_KEY_HOLDERS, NEXT_WAKE, PRUNE_FINISHED, RESCUE_EXPIRED } from "../../src/queue/postgres.js";
+import { CLAIM_DUE, FIND_KEY_HOLDERS, HEARTBEAT, NEXT_WAKE, PRUNE_FINISHED, RESCUE_EXPIRED } from "../../src/queue/postgres.js";
 import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 
@@ -74,9 +74,10 @@ describe("PostgreSQL: the hot queries on a table of mostly finished jobs", () =>
 
   // `uses`: for each group, the plan must read at least one of its indexes.
   const PENDING = ["tickwork_jobs_claim"];
-  const RUNNING = ["tickwork_jobs_lease", "tickwork_jobs_worker"];
+  const RUNNING = ["tickwork_jobs_lease"];
   const statements = [
     { name: "the claim", sql: CLAIM_DUE, params: ["emails", NOW, 10, "w2/emails", NOW + 20_000], uses: [PENDING] },
+    { name: "the heartbeat (by the ids the worker holds)", sql: HEARTBEAT, params: ["w1/emails", NOW + 20_000, "{100011,100012,100013}"], uses: [["tickwork_jobs_pkey", "tickwork_jobs_lease"]] },
     { name: "the rescue of lapsed leases", sql: RESCUE_EXPIRED, params: [NOW, ["emails", "reports"], 1000, "lease expired"], uses: [["tickwork_jobs_lease"]] },
     { name: "the next wake-up (a due job or a lapsing lease)", sql: NEXT_WAKE, params: [["emails", "reports"], true], uses: [PENDING, RUNNING] },
     { name: "the dedupe lookup by key", sql: FIND_KEY_HOLDERS, params: ["emails", ["live-3", "order-17"]], uses: [["tickwork_jobs_key"]] },

@@ -1,6 +1,6 @@
 import pg from "pg";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { SETTLE_MANY } from "../../src/queue/postgres.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SETTLE_MANY, SETTLE_SUCCEEDED } from "../../src/queue/postgres.js";
 import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 
@@ -37,20 +37,34 @@ afterAll(async () => {
   await dropSchema(schema);
 });
 
-it.each(["force_custom_plan", "force_generic_plan"])("with stale statistics, the %s reads jobs through the primary key only", async (mode) => {
-  const ids = (await client.query<{ id: string }>(`SELECT id::text AS id FROM tickwork_jobs WHERE status = 'running' ORDER BY id LIMIT 1000`)).rows.map((r) => r.id);
-  const array = (values: (string | number)[]) => `'{${values.join(",")}}'`;
-  await client.query(`SET plan_cache_mode = ${mode}`);
-  await client.query(`PREPARE settle AS ${SETTLE_MANY}`);
-  try {
-    const { rows } = await client.query<{ "QUERY PLAN": string }>(
-      `EXPLAIN EXECUTE settle(${array(ids)}, ${array(ids.map(() => 1))}, ${array(ids.map(() => "succeeded"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => 0))}, 5, ${array(ids.map(() => "running"))})`,
-    );
-    const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
-    expect(plan, plan).toContain("tickwork_jobs_pkey");
-    expect(plan, plan).not.toMatch(/tickwork_jobs_(worker|lease)|Seq Scan on tickwork_jobs/);
-  } finally {
-    await client.query(`DEALLOCATE settle`);
-    await client.query(`RESET plan_cache_mode`);
-  }
+const array = (values: (string | number)[]) => `'{${values.join(",")}}'`;
+const statements = [
+  {
+    name: "the settle of mixed outcomes",
+    sql: SETTLE_MANY,
+    args: (ids: string[]) =>
+      `${array(ids)}, ${array(ids.map(() => 1))}, ${array(ids.map(() => "succeeded"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => 0))}, 5, ${array(ids.map(() => "running"))}`,
+  },
+  {
+    name: "the settle of successes",
+    sql: SETTLE_SUCCEEDED,
+    args: (ids: string[]) => `${array(ids)}, ${array(ids.map(() => 1))}, 5, ${array(ids.map(() => "running"))}`,
+  },
+];
+
+describe.each(statements)("$name", ({ sql, args }) => {
+  it.each(["force_custom_plan", "force_generic_plan"])("with stale statistics, the %s reads jobs through the primary key only", async (mode) => {
+    const ids = (await client.query<{ id: string }>(`SELECT id::text AS id FROM tickwork_jobs WHERE status = 'running' ORDER BY id LIMIT 1000`)).rows.map((r) => r.id);
+    await client.query(`SET plan_cache_mode = ${mode}`);
+    await client.query(`PREPARE settle AS ${sql}`);
+    try {
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN EXECUTE settle(${args(ids)})`);
+      const plan = rows.map((r) => r["QUERY PLAN"]).join("\n");
+      expect(plan, plan).toContain("tickwork_jobs_pkey");
+      expect(plan, plan).not.toMatch(/tickwork_jobs_(worker|lease)|Seq Scan on tickwork_jobs/);
+    } finally {
+      await client.query(`DEALLOCATE settle`);
+      await client.query(`RESET plan_cache_mode`);
+    }
+  });
 });

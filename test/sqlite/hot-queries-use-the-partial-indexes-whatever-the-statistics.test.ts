@@ -125,8 +125,8 @@ describe("SQLite: the queue's statements on an analyzed table of mostly finished
     expectIndexed(explained, ["INTEGER PRIMARY KEY"]);
   });
 
-  it("renews a worker's leases through the running-jobs index", async () => {
-    expectIndexed(await plansOf(() => store.heartbeat({ workerId: "w2/emails", leaseUntil: NOW + 40_000 })), ["tickwork_jobs_worker"]);
+  it("renews a worker's leases by primary key", async () => {
+    expectIndexed(await plansOf(() => store.heartbeat({ workerId: "w2/emails", ids: ["1", "2", "3"], leaseUntil: NOW + 40_000 })), ["INTEGER PRIMARY KEY"]);
   });
 
   it("rescues lapsed leases through the lease index", async () => {

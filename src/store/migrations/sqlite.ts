@@ -182,12 +182,15 @@ export const sqliteMigrations: readonly Migration[] = [
   },
   {
     version: 5,
-    name: "jobs: claims only through the claim index",
+    name: "jobs: two indexes fewer",
     sql: `
       -- The (queue, run_at) index held every pending row a second time: one more B-tree write for
       -- every enqueue, claim and settle. The claim index alone serves claims (the claim keeps run_at out
       -- of its search, see src/queue/sqlite.ts); the next wake-up reads it once per priority.
       DROP INDEX IF EXISTS tickwork_jobs_due;
+      -- Heartbeats name the jobs they renew (primary key), so the index of running jobs by worker,
+      -- one more B-tree write per claim, has no reader left.
+      DROP INDEX IF EXISTS tickwork_jobs_worker;
     `,
   },
 ];

@@ -110,8 +110,8 @@ describe.each(allStoreCases())("expired leases are rescued and stale outcomes ar
     expect(await tw.jobs.get(a.id)).toMatchObject({ status: "running", attempts: 2, finishedAt: null });
     expect(await tw.jobs.get(b.id)).toMatchObject({ status: "succeeded", attempts: 2, finishedAt: T0 + 11 * SECOND });
     // worker-1's heartbeat no longer holds anything; worker-2's holds a.
-    expect(await store.heartbeat({ workerId: "worker-1", leaseUntil: clock.now() + 10 * SECOND })).toEqual([]);
-    expect(await store.heartbeat({ workerId: "worker-2", leaseUntil: clock.now() + 10 * SECOND })).toEqual([a.id]);
+    expect(await store.heartbeat({ workerId: "worker-1", ids: [a.id, b.id], leaseUntil: clock.now() + 10 * SECOND })).toEqual([]);
+    expect(await store.heartbeat({ workerId: "worker-2", ids: [a.id, b.id], leaseUntil: clock.now() + 10 * SECOND })).toEqual([a.id]);
   });
 
   it("a long-running handler whose lease the heartbeat renews is not rescued", async () => {
