@@ -169,7 +169,13 @@ export class Tickwork {
   queue<P = unknown>(name: string, options: QueueOptions<P> = {}): Queue<P> {
     if (this.queues.has(name)) throw new InvalidInputError(`queue "${name}" is already declared`);
     const config = parseQueueOptions(name, options);
-    const queue = new Queue<P>(config, { store: this.store.queue, logger: this.logger, now: () => this.clock.now(), wake: (q) => this.wake(q) });
+    const queue = new Queue<P>(config, {
+      store: this.store.queue,
+      logger: this.logger,
+      now: () => this.clock.now(),
+      wake: (q) => this.wake(q),
+      handoff: (q) => this.workers.get(q)?.handoff() ?? null,
+    });
     this.queues.set(name, queue as Queue<unknown>);
     if (config.handler) {
       const worker = new QueueWorker(config, { store: this.store.queue, clock: this.clock, logger: this.logger, instanceId: this.instanceId, pollIntervalMs: this.o.pollInterval });

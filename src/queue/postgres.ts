@@ -11,14 +11,16 @@ const KEY_FREE = `(j.key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
   WHERE live.queue = j.queue AND live.key = j.key AND live.${LIVE}))`;
 
 // One statement per batch: the rows travel as arrays and unnest() turns them back into rows.
-const INSERT_ROWS = `
-    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at)
-    SELECT $1, t.payload, t.key, 'pending', t.priority, t.run_at, t.max_attempts, $7::bigint
+// Claimed rows (a hand-off to this process's idle worker) are written running under $8's lease until $9.
+const insertRows = (claimed: boolean) => `
+    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at${claimed ? ", attempts, worker_id, lease_until, started_at" : ""})
+    SELECT $1, t.payload, t.key, ${claimed ? "'running'" : "'pending'"}, t.priority, t.run_at, t.max_attempts, $7::bigint${claimed ? ", 1, $8, $9::bigint, $7::bigint" : ""}
     FROM unnest($2::json[], $3::text[], $4::int[], $5::bigint[], $6::int[])
          WITH ORDINALITY AS t(payload, key, priority, run_at, max_attempts, ord)
     ORDER BY t.ord
     ON CONFLICT DO NOTHING
     RETURNING id, key`;
+const INSERT_ROWS = insertRows(false);
 
 // With the notify riding in the same statement, it fires exactly when (and if) the insert commits.
 const INSERT_MANY = `
@@ -26,6 +28,9 @@ const INSERT_MANY = `
   SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', $1)) AS notify`;
 
 const INSERT_MANY_QUIET = `WITH ins AS (${INSERT_ROWS}) SELECT ins.id::text AS id, ins.key FROM ins`;
+
+// Nobody else is to run a claimed job, so nobody is notified.
+const INSERT_CLAIMED = `WITH ins AS (${insertRows(true)}) SELECT ins.id::text AS id, ins.key FROM ins`;
 
 /**
  * NOTIFY serialises commits (PostgreSQL takes a global lock to queue notifications), which more than
@@ -149,13 +154,13 @@ export class PostgresQueueStore implements QueueStore {
 
   constructor(private readonly db: PgExecutor) {}
 
-  async insertMany({ queue, rows, now, tx }: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient }): Promise<InsertResult[]> {
+  async insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
     const run = async <T>(sql: string, params: unknown[]): Promise<T[]> =>
       tx ? ((await tx.query(sql, params)).rows as T[]) : this.db.query<T>(sql, params);
     // Inside a caller's transaction the notify must be part of it (it fires at their commit).
-    const inline = tx !== undefined || performance.now() - (this.lastNotified.get(queue) ?? -Infinity) >= NOTIFY_WINDOW_MS;
+    const inline = !claim && (tx !== undefined || performance.now() - (this.lastNotified.get(queue) ?? -Infinity) >= NOTIFY_WINDOW_MS);
     if (inline && !tx) this.lastNotified.set(queue, performance.now());
-    const inserted = await run<{ id: string; key: string | null }>(inline ? INSERT_MANY : INSERT_MANY_QUIET, [
+    const params: unknown[] = [
       queue,
       rows.map((r) => r.payload),
       rows.map((r) => r.key),
@@ -163,8 +168,10 @@ export class PostgresQueueStore implements QueueStore {
       rows.map((r) => r.runAt),
       rows.map((r) => r.maxAttempts),
       now,
-    ]);
-    if (!inline && inserted.length) this.notifyAfterWindow(queue);
+    ];
+    if (claim) params.push(claim.workerId, claim.leaseUntil);
+    const inserted = await run<{ id: string; key: string | null }>(claim ? INSERT_CLAIMED : inline ? INSERT_MANY : INSERT_MANY_QUIET, params);
+    if (!inline && !claim && inserted.length) this.notifyAfterWindow(queue);
     // RETURNING yields inserted rows in insertion order (the ORDER BY ord above). A keyed row that
     // is missing lost to a live job, or to an earlier row of this same batch.
     const results: (InsertResult | undefined)[] = new Array(rows.length);

@@ -1,6 +1,7 @@
 import { InvalidInputError, describe } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { EnqueuedJob, Job } from "./job.js";
+import type { Handoff } from "./worker.js";
 import { toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
 import type { QueueStore, SqlClient } from "./store.js";
 
@@ -10,6 +11,8 @@ export interface QueueDeps {
   now: () => number;
   /** Wakes this process's worker of the queue, if it has one. */
   wake: (queue: string) => void;
+  /** A slot of this process's worker of the queue, if it has one and it sits idle. */
+  handoff: (queue: string) => Handoff | null;
 }
 
 /** A declared queue: where jobs are enqueued. Its worker, if it has a handler, runs in the engine. */
@@ -45,22 +48,39 @@ export class Queue<P = unknown> {
       const where = items.length > 1 || method === "enqueueMany" ? `queue "${this.name}".${method}[${i}]` : `queue "${this.name}".${method}`;
       return toNewJobRow(this.config, item.payload, item, now, where);
     });
-    const results = await this.deps.store.insertMany({ queue: this.name, rows, now, tx });
+    // A single job due now, enqueued next to this queue's idle worker, is written already claimed by it.
+    const handoff = !tx && rows.length === 1 && rows[0]!.runAt <= now ? this.deps.handoff(this.name) : null;
+    let results;
+    try {
+      results = await this.deps.store.insertMany({ queue: this.name, rows, now, tx, claim: handoff ? { workerId: handoff.workerId, leaseUntil: handoff.leaseUntil } : undefined });
+    } catch (error) {
+      handoff?.cancel();
+      throw error;
+    }
+    const claimed = handoff !== null && !results[0]!.duplicate;
     const jobs = results.map((result, i): EnqueuedJob<P> => {
       if (result.duplicate) return { ...(result.existing as Job<P>), duplicate: true };
       const row = rows[i]!;
       return {
-        id: result.id, queue: this.name, payload: items[i]!.payload, key: row.key, status: "pending", priority: row.priority,
-        runAt: row.runAt, attempts: 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: null, finishedAt: null,
+        id: result.id, queue: this.name, payload: items[i]!.payload, key: row.key, status: claimed ? "running" : "pending", priority: row.priority,
+        runAt: row.runAt, attempts: claimed ? 1 : 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: claimed ? now : null, finishedAt: null,
         duplicate: false,
       };
     });
+    if (handoff && claimed) {
+      // The handler gets its own copy of the payload, as from a claim, not the caller's object.
+      const { duplicate: _, ...job } = jobs[0]!;
+      handoff.take({ ...job, payload: JSON.parse(rows[0]!.payload) as P });
+    } else {
+      handoff?.cancel();
+    }
     const { logger } = this.deps;
     if (logger.enabled("debug")) {
       for (const job of jobs) logger.debug("job.enqueued", { queue: this.name, id: job.id, key: job.key, runAt: job.runAt, duplicate: job.duplicate });
     }
     // Inside the caller's transaction the job is not visible yet; the NOTIFY sent at commit wakes workers.
-    if (!tx) this.deps.wake(this.name);
+    // A job handed off is already running here; nobody needs waking for it.
+    if (!tx && !claimed) this.deps.wake(this.name);
     return jobs;
   }
 }

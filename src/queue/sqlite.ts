@@ -40,14 +40,22 @@ const NEXT_WAKE = `
 export class SqliteQueueStore implements QueueStore {
   constructor(private readonly db: SqliteExecutor) {}
 
-  async insertMany({ queue, rows, now, tx }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
+  async insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
     if (tx) throw new InvalidInputError("transactional enqueue (the tx option) needs the PostgreSQL store");
     return this.db.transaction(() =>
       rows.map((row): InsertResult => {
-        const inserted = this.db.all<{ id: number }>(
-          `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at)
-           VALUES (?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-          [queue, row.payload, row.key, row.priority, row.runAt, row.maxAttempts, now],
+        const inserted = (
+          claim
+            ? this.db.all<{ id: number }>(
+                `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at, attempts, worker_id, lease_until, started_at)
+                 VALUES (?, ?, ?, 'running', ?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+                [queue, row.payload, row.key, row.priority, row.runAt, row.maxAttempts, now, claim.workerId, claim.leaseUntil, now],
+              )
+            : this.db.all<{ id: number }>(
+                `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at)
+                 VALUES (?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+                [queue, row.payload, row.key, row.priority, row.runAt, row.maxAttempts, now],
+              )
         )[0];
         if (inserted) return { id: String(inserted.id), duplicate: false };
         const holder = this.db.all<JobRow>(`SELECT * FROM tickwork_jobs WHERE queue = ? AND key = ? AND ${LIVE}`, [queue, row.key])[0];

@@ -8,9 +8,10 @@ import type { Job, JobStatus } from "./job.js";
 export interface QueueStore {
   /**
    * Inserts jobs in one round trip. A row whose key is held by a pending or running job of the same
-   * queue is not inserted; its result carries the holder instead.
+   * queue is not inserted; its result carries the holder instead. With `claim`, the rows are written
+   * already running their first attempt under that worker's lease (a hand-off: see QueueWorker.handoff).
    */
-  insertMany(params: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient }): Promise<InsertResult[]>;
+  insertMany(params: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient; claim?: InsertClaim }): Promise<InsertResult[]>;
 
   /**
    * Moves up to `limit` due pending jobs of `queue` to running (priority, then runAt, then id),
@@ -69,6 +70,12 @@ export interface NewJobRow {
   priority: number;
   runAt: number;
   maxAttempts: number;
+}
+
+/** The worker that new rows are written as claimed by, and until when it holds them. */
+export interface InsertClaim {
+  workerId: string;
+  leaseUntil: number;
 }
 
 export type InsertResult = { id: string; duplicate: false } | { id: string; duplicate: true; existing: Job };

@@ -25,6 +25,18 @@ interface Running {
   released: boolean;
 }
 
+/**
+ * A slot of an idle worker, reserved for a job this process is enqueueing: the insert writes the job
+ * running under `workerId`'s lease, then `take` starts it (or `cancel` frees the slot: the insert
+ * failed or found the key held).
+ */
+export interface Handoff {
+  workerId: string;
+  leaseUntil: number;
+  take(job: Job): void;
+  cancel(): void;
+}
+
 export interface WorkerDeps {
   store: QueueStore;
   clock: Clock;
@@ -59,12 +71,15 @@ export class QueueWorker {
   private heartbeatTimer: TimerHandle | undefined;
   private rate = { windowStart: 0, used: 0 };
   private whenEmpty: (() => void)[] = [];
+  /** Slots promised to hand-offs whose insert is still on its way. */
+  private reserved = 0;
   /** Jobs per claim now; grows from `config.batchSize` while the worker starves (adaptiveBatch). */
   private batch: number;
   private readonly maxBatch: number;
   /** Moving averages (wall-clock ms, not the engine's clock) that steer the batch: a job's run, a claim's round trip. */
   private jobMs = 0;
   private roundTripMs = 0;
+  /** When this worker last let the event loop run: a yield, or the end of its last busy spell. */
   private lastYield = Date.now();
 
   constructor(
@@ -95,6 +110,41 @@ export class QueueWorker {
     this.exhausted = false;
     this.clearIdle();
     this.pump();
+  }
+
+  /**
+   * Reserves a slot for a job enqueued in this process, when this worker sits idle: its last claim
+   * found nothing due, it runs below its concurrency and its rate limit has room. The enqueue then
+   * writes the job as claimed, and it starts as soon as the insert returns, without the claim's round
+   * trip (on PostgreSQL, half the enqueue-to-start latency). A busy worker declines, so a job never
+   * overtakes a backlog this worker knows of.
+   */
+  handoff(): Handoff | null {
+    if (!this.active || this.stopping || !this.exhausted || this.claiming) return null;
+    if (this.running.size + this.buffer.length + this.reserved >= this.config.concurrency || this.allowance(1 + this.reserved) <= this.reserved) return null;
+    this.reserved++;
+    let settled = false;
+    const settle = () => {
+      if (settled) return false;
+      settled = true;
+      this.reserved--;
+      return true;
+    };
+    return {
+      workerId: this.workerId,
+      leaseUntil: this.deps.clock.now() + this.config.leaseMs,
+      take: (job) => {
+        if (!settle()) return;
+        if (this.config.rateLimit) this.rate.used++;
+        const entry: Running = { job, ctx: new AttemptContext(job.attempts, this.deps.logger), seq: ++this.seq, released: false };
+        // Stopped meanwhile: the job goes back to pending like any prefetched job.
+        if (this.stopping || !this.active) return this.release(entry);
+        this.buffer.push(entry);
+        this.armHeartbeat();
+        this.pump();
+      },
+      cancel: () => void settle(),
+    };
   }
 
   /**
@@ -140,7 +190,7 @@ export class QueueWorker {
     // Outcomes waiting to be written count against the window: claiming stops until they are on their
     // way, which bounds what a crash can make run twice and keeps fast handlers from starving the writes.
     const unrecorded = this.outcomes.size;
-    const room = this.allowance(Math.min(this.batch, window - this.running.size - this.buffer.length - unrecorded));
+    const room = this.allowance(Math.min(this.batch, window - this.running.size - this.buffer.length - this.reserved - unrecorded));
     if (room >= Math.max(1, Math.floor(this.batch / 4))) this.claimInFlight = this.claimBatch(room);
     else if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
   }
@@ -207,6 +257,9 @@ export class QueueWorker {
 
   private setIdleTimer(at: number): void {
     this.clearIdle();
+    // Idle is not busy: the next claim after a wake-up starts a fresh spell rather than paying for a
+    // yield (a macrotask, a millisecond or more) on the way to a job someone is waiting for.
+    this.lastYield = Date.now();
     this.idleAt = at;
     this.idleTimer = this.deps.clock.setTimeout(() => {
       this.idleTimer = undefined;
