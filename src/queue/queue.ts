@@ -79,8 +79,8 @@ export class Queue<P = unknown> {
       for (const job of jobs) logger.debug("job.enqueued", { queue: this.name, id: job.id, key: job.key, runAt: job.runAt, duplicate: job.duplicate });
     }
     // Inside the caller's transaction the job is not visible yet; the NOTIFY sent at commit wakes workers.
-    // A job handed off is already running here; nobody needs waking for it.
-    if (!tx && !claimed) this.deps.wake(this.name);
+    // A job handed off is already running here, and a duplicate adds nothing: nobody needs waking.
+    if (!tx && !claimed && results.some((r) => !r.duplicate)) this.deps.wake(this.name);
     return jobs;
   }
 }
