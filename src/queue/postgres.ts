@@ -1,6 +1,6 @@
 import type { PgExecutor } from "../store/pg-executor.js";
 import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
-import type { InsertResult, ListParams, NewJobRow, Outcome, QueueStore, RescuedJob, SqlClient } from "./store.js";
+import type { InsertResult, ListParams, NewJobRow, Outcome, QueueStore, RescuedJob } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
 
 /** The channel enqueues notify on; its payload is the queue name. */
