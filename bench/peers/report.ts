@@ -172,7 +172,8 @@ function latencyTable(report: Report): Table {
     title: "Enqueue-to-start latency on an idle worker (ms)",
     note:
       `${p.latencySamples} single enqueues from the worker's process (concurrency ${p.latencyConcurrency}), one at a time, each waited for, 2-4 ms apart, after a short warm-up; ` +
-      `from just before the enqueue call to the handler's first line. A system that polls gets fewer samples: the loop stops after ${p.latencyBudgetSeconds} s ("samples" is the smallest count of the repetitions). ` +
+      `from just before the enqueue call to the handler's first line. tickwork's idle worker takes such a job straight from the enqueue (a hand-off: the insert writes it claimed, no claim round trip); ` +
+      `a producer in another process goes through LISTEN/NOTIFY and a claim instead (\`npm run bench\` measures that path). A system that polls gets fewer samples: the loop stops after ${p.latencyBudgetSeconds} s ("samples" is the smallest count of the repetitions). ` +
       `"vs best peer" is p99 over the best peer's p99 (lower is better)${best ? `; best peer: ${rowName(best.system)} ${best.system.setting}, p99 ${fmt(best.value)} ms` : ""}.`,
     header: ["System", "Backend", "Setting", "samples", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
     rows,
