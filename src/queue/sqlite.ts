@@ -44,18 +44,12 @@ export class SqliteQueueStore implements QueueStore {
     if (tx) throw new InvalidInputError("transactional enqueue (the tx option) needs the PostgreSQL store");
     return this.db.transaction(() =>
       rows.map((row): InsertResult => {
-        const inserted = (
-          claim
-            ? this.db.all<{ id: number }>(
-                `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at, attempts, worker_id, lease_until, started_at)
-                 VALUES (?, ?, ?, 'running', ?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-                [queue, row.payload, row.key, row.priority, row.runAt, row.maxAttempts, now, claim.workerId, claim.leaseUntil, now],
-              )
-            : this.db.all<{ id: number }>(
-                `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at)
-                 VALUES (?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-                [queue, row.payload, row.key, row.priority, row.runAt, row.maxAttempts, now],
-              )
+        // A claimed row (a hand-off to this process's idle worker) is written running its first attempt.
+        const inserted = this.db.all<{ id: number }>(
+          `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at, attempts, worker_id, lease_until, started_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+          [queue, row.payload, row.key, claim ? "running" : "pending", row.priority, row.runAt, row.maxAttempts, now,
+           claim ? 1 : 0, claim?.workerId ?? null, claim?.leaseUntil ?? null, claim ? now : null],
         )[0];
         if (inserted) return { id: String(inserted.id), duplicate: false };
         const holder = this.db.all<JobRow>(`SELECT * FROM tickwork_jobs WHERE queue = ? AND key = ? AND ${LIVE}`, [queue, row.key])[0];

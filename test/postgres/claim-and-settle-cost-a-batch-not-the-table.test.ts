@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLAIM_DUE, SETTLE_MANY } from "../../src/queue/postgres.js";
 import { postgres } from "../../src/store/postgres.js";
+import { preparedPlan } from "../support/pg-plans.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 
 /**
@@ -17,34 +18,7 @@ import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
  * first five executions of a statement and the generic plan from then on.
  */
 
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: PlanNode[];
-}
-
-function steps(plan: PlanNode): string[] {
-  return [`${plan["Node Type"]}(${plan["Index Name"] ?? plan["Relation Name"] ?? ""})`, ...(plan.Plans ?? []).flatMap(steps)];
-}
-
 const NOW = Date.parse("2026-01-01T00:00:00Z");
-const literal = (client: pg.Client, value: unknown): string =>
-  Array.isArray(value) ? `ARRAY[${value.map((v) => (v === null ? "NULL" : client.escapeLiteral(String(v)))).join(", ")}]` : typeof value === "string" ? client.escapeLiteral(value) : String(value);
-
-async function planOf(client: pg.Client, sql: string, params: unknown[], types: string[], mode: string): Promise<string[]> {
-  const name = `plan_${Math.random().toString(36).slice(2, 10)}`;
-  await client.query(`SET plan_cache_mode = ${mode}`);
-  try {
-    await client.query(`PREPARE ${name} AS ${sql}`);
-    const values = params.map((p, i) => `${literal(client, p)}${types[i] ?? ""}`);
-    const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${values.join(", ")})`);
-    return steps(rows[0]!["QUERY PLAN"][0].Plan);
-  } finally {
-    await client.query(`DEALLOCATE ${name}`).catch(() => {});
-    await client.query(`RESET plan_cache_mode`);
-  }
-}
 
 describe.each([
   { table: "100,000 pending jobs never analyzed", pending: 100_000, analyze: false },
@@ -77,7 +51,7 @@ describe.each([
   });
 
   it.each(["force_custom_plan", "force_generic_plan"])("the claim walks the claim index to its limit and sorts nothing (%s)", async (mode) => {
-    const plan = await planOf(client, CLAIM_DUE, ["emails", NOW, 500, "w1/emails", NOW + 20_000], [], mode);
+    const plan = await preparedPlan(client, CLAIM_DUE, ["emails", NOW, 500, "w1/emails", NOW + 20_000], mode);
     expect(plan, plan.join(" > ")).toContain("Index Scan(tickwork_jobs_claim)");
     expect(plan.some((s) => /^(Bitmap )?Index Scan\(tickwork_jobs_pkey\)$/.test(s)), plan.join(" > ")).toBe(true);
     expect(plan.filter((s) => s.startsWith("Sort") || s.startsWith("Seq Scan") || s.startsWith("Hash")), plan.join(" > ")).toEqual([]);
@@ -85,12 +59,12 @@ describe.each([
 
   it.each(["force_generic_plan"])("the settle looks its batch up in the primary key (%s)", async (mode) => {
     const ids = Array.from({ length: 500 }, (_, i) => i + 1);
-    const plan = await planOf(
+    const plan = await preparedPlan(
       client,
       SETTLE_MANY,
       [ids, ids.map(() => 1), ids.map(() => "succeeded"), ids.map(() => null), ids.map(() => null), ids.map(() => 0), NOW, ids.map(() => "running")],
-      ["::bigint[]", "::int[]", "::text[]", "::bigint[]", "::text[]", "::int[]", "", "::text[]"],
       mode,
+      ["::bigint[]", "::int[]", "::text[]", "::bigint[]", "::text[]", "::int[]", "", "::text[]"],
     );
     expect(plan.some((s) => /^(Bitmap )?Index Scan\(tickwork_jobs_pkey\)$/.test(s)), plan.join(" > ")).toBe(true);
     expect(plan.filter((s) => s.startsWith("Seq Scan")), plan.join(" > ")).toEqual([]);

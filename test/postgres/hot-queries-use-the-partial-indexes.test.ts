@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLAIM_DUE, FIND_KEY_HOLDERS, HEARTBEAT, NEXT_WAKE, PRUNE_FINISHED, RESCUE_EXPIRED } from "../../src/queue/postgres.js";
 import { postgres } from "../../src/store/postgres.js";
+import { planSteps, preparedPlan, type PlanNode } from "../support/pg-plans.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 
 /**
@@ -14,19 +15,6 @@ import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 
 const NOW = Date.parse("2026-01-01T00:00:00Z");
 const FINISHED = 100_000;
-
-interface PlanNode {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: PlanNode[];
-}
-
-/** Every node of a plan, as "Node Type(index or relation)", e.g. "Index Scan(tickwork_jobs_claim)". */
-function nodes(plan: PlanNode): string[] {
-  const here = `${plan["Node Type"]}(${plan["Index Name"] ?? plan["Relation Name"] ?? ""})`;
-  return [here, ...(plan.Plans ?? []).flatMap(nodes)];
-}
 
 const indexesOf = (steps: string[]) => steps.flatMap((s) => /\((tickwork_jobs_\w+)\)$/.exec(s)?.[1] ?? []);
 
@@ -94,21 +82,11 @@ describe("PostgreSQL: the hot queries on a table of mostly finished jobs", () =>
   describe.each(statements)("$name", ({ sql, params, uses }) => {
     it("uses a partial index and never scans the table (custom plan)", async () => {
       const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
-      expectIndexed(nodes(rows[0]!["QUERY PLAN"][0].Plan), uses);
+      expectIndexed(planSteps(rows[0]!["QUERY PLAN"][0].Plan), uses);
     });
 
     it("uses a partial index and never scans the table (generic plan)", async () => {
-      const literals = params.map((p) => (Array.isArray(p) ? `ARRAY[${p.map((v) => client.escapeLiteral(v)).join(", ")}]` : typeof p === "string" ? client.escapeLiteral(p) : String(p)));
-      const name = `plan_${Math.random().toString(36).slice(2, 10)}`;
-      await client.query(`SET plan_cache_mode = force_generic_plan`);
-      try {
-        await client.query(`PREPARE ${name} AS ${sql}`);
-        const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE ${name}(${literals.join(", ")})`);
-        expectIndexed(nodes(rows[0]!["QUERY PLAN"][0].Plan), uses);
-      } finally {
-        await client.query(`DEALLOCATE ${name}`).catch(() => {});
-        await client.query(`RESET plan_cache_mode`);
-      }
+      expectIndexed(await preparedPlan(client, sql, params, "force_generic_plan"), uses);
     });
   });
 });
