@@ -9,7 +9,7 @@ import { SqlFanoutStore } from "../fanout/sql.js";
 import { migratePostgres, quoteIdent } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { postgresMigrations } from "./migrations/postgres.js";
-import type { PgExecutor } from "./pg-executor.js";
+import type { PgExecutor, QueryOptions } from "./pg-executor.js";
 import type { Store } from "./store.js";
 
 export interface PostgresOptions {
@@ -64,13 +64,13 @@ export function postgres(config: string | PostgresOptions): Store {
   };
 }
 
-/** `pg` behind the executor seam: named prepared statements, and connection failures typed as such. */
+/** `pg` behind the executor seam: named prepared statements (unnamed when replanned), and connection failures typed as such. */
 function pgExecutor(client: pg.Pool | pg.PoolClient): PgExecutor {
   return {
     maxParams: 65_535,
-    async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    async query<T>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<T[]> {
       try {
-        const result = await client.query({ name: statementName(sql), text: sql, values: params as unknown[] });
+        const result = await client.query({ name: options.replan ? undefined : statementName(sql), text: sql, values: params as unknown[] });
         return result.rows as T[];
       } catch (error) {
         throw classify(error);

@@ -11,11 +11,12 @@ import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
  *   minute later); with an index on (queue, run_at) the planner then claimed by reading every due job
  *   and sorting them (external merge on disk at 100,000 jobs), on every claim;
  * - on a small analyzed table (a few thousand rows) the claim and the settle hash-joined their batch
- *   with a sequential scan of the whole table instead of looking the ids up in the primary key.
- * The claim is checked under the custom and the generic plan of the prepared statement. The settle
- * under the generic plan only: its custom plan knows the batch's ids, and without statistics (or on a
- * small table) the planner judges a scan cheaper; PostgreSQL builds custom plans for a connection's
- * first five executions of a statement and the generic plan from then on.
+ *   with a sequential scan of the whole table instead of looking the ids up in the primary key;
+ * - handed 500 ids it could see, on a table of 20,000 to 100,000 rows not yet analyzed, the planner
+ *   priced the settle's 500 random reads above a scan of the whole table.
+ * Both statements are planned on every call (REPLAN in src/queue/postgres.ts), so the custom plan is
+ * the one checked; the generic plan and a table grown from empty are the other test's
+ * (batch-lookups-stay-index-probes-as-the-table-grows-from-empty).
  */
 
 const NOW = Date.parse("2026-01-01T00:00:00Z");
@@ -50,14 +51,14 @@ describe.each([
     await dropSchema(schema);
   });
 
-  it.each(["force_custom_plan", "force_generic_plan"])("the claim walks the claim index to its limit and sorts nothing (%s)", async (mode) => {
+  it.each(["force_custom_plan"])("the claim walks the claim index to its limit and sorts nothing (%s)", async (mode) => {
     const plan = await preparedPlan(client, CLAIM_DUE, ["emails", NOW, 500, "w1/emails", NOW + 20_000], mode);
     expect(plan, plan.join(" > ")).toContain("Index Scan(tickwork_jobs_claim)");
     expect(plan.some((s) => /^(Bitmap )?Index Scan\(tickwork_jobs_pkey\)$/.test(s)), plan.join(" > ")).toBe(true);
     expect(plan.filter((s) => s.startsWith("Sort") || s.startsWith("Seq Scan") || s.startsWith("Hash")), plan.join(" > ")).toEqual([]);
   });
 
-  it.each(["force_generic_plan"])("the settle looks its batch up in the primary key (%s)", async (mode) => {
+  it.each(["force_custom_plan"])("the settle looks its batch up in the primary key (%s)", async (mode) => {
     const ids = Array.from({ length: 500 }, (_, i) => i + 1);
     const plan = await preparedPlan(
       client,
