@@ -174,7 +174,7 @@ export class Tickwork {
       logger: this.logger,
       now: () => this.clock.now(),
       wake: (q) => this.wake(q),
-      handoff: (q) => this.workers.get(q)?.handoff() ?? null,
+      handoff: (q, count) => this.workers.get(q)?.handoff(count) ?? null,
     });
     this.queues.set(name, queue as Queue<unknown>);
     if (config.handler) {

@@ -1,9 +1,10 @@
 import { InvalidInputError, describe } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import { InsertBatcher, type Written } from "./inserts.js";
 import type { EnqueuedJob, Job } from "./job.js";
 import type { Handoff } from "./worker.js";
 import { toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
-import type { QueueStore, SqlClient } from "./store.js";
+import type { InsertResult, NewJobRow, QueueStore, SqlClient } from "./store.js";
 
 export interface QueueDeps {
   store: QueueStore;
@@ -11,12 +12,15 @@ export interface QueueDeps {
   now: () => number;
   /** Wakes this process's worker of the queue, if it has one. */
   wake: (queue: string) => void;
-  /** A slot of this process's worker of the queue, if it has one and it sits idle. */
-  handoff: (queue: string) => Handoff | null;
+  /** Slots of this process's worker of the queue, if it has one, it has caught up and `count` slots are free. */
+  handoff: (queue: string, count: number) => Handoff | null;
 }
 
 /** A declared queue: where jobs are enqueued. Its worker, if it has a handler, runs in the engine. */
 export class Queue<P = unknown> {
+  /** Enqueues outside a caller's transaction, coalesced while an insert is on its way. */
+  private readonly inserts = new InsertBatcher((rows) => this.write(rows));
+
   constructor(
     readonly config: QueueConfig,
     private readonly deps: QueueDeps,
@@ -48,32 +52,19 @@ export class Queue<P = unknown> {
       const where = items.length > 1 || method === "enqueueMany" ? `queue "${this.name}".${method}[${i}]` : `queue "${this.name}".${method}`;
       return toNewJobRow(this.config, item.payload, item, now, where);
     });
-    // A single job due now, enqueued next to this queue's idle worker, is written already claimed by it.
-    const handoff = !tx && rows.length === 1 && rows[0]!.runAt <= now ? this.deps.handoff(this.name) : null;
-    let results;
-    try {
-      results = await this.deps.store.insertMany({ queue: this.name, rows, now, tx, claim: handoff ? { workerId: handoff.workerId, leaseUntil: handoff.leaseUntil } : undefined });
-    } catch (error) {
-      handoff?.cancel();
-      throw error;
-    }
-    const claimed = handoff !== null && !results[0]!.duplicate;
+    // Inside the caller's transaction the insert is theirs to commit: it goes alone, as it came.
+    const { results, now: writtenAt, claimed }: Written = tx
+      ? { results: await this.deps.store.insertMany({ queue: this.name, rows, now, tx }), now, claimed: false }
+      : await this.inserts.add(rows);
     const jobs = results.map((result, i): EnqueuedJob<P> => {
       if (result.duplicate) return { ...(result.existing as Job<P>), duplicate: true };
       const row = rows[i]!;
       return {
         id: result.id, queue: this.name, payload: items[i]!.payload, key: row.key, status: claimed ? "running" : "pending", priority: row.priority,
-        runAt: row.runAt, attempts: claimed ? 1 : 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: claimed ? now : null, finishedAt: null,
+        runAt: row.runAt, attempts: claimed ? 1 : 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: writtenAt, startedAt: claimed ? writtenAt : null, finishedAt: null,
         duplicate: false,
       };
     });
-    if (handoff && claimed) {
-      // The handler gets its own copy of the payload, as from a claim, not the caller's object.
-      const { duplicate: _, ...job } = jobs[0]!;
-      handoff.take({ ...job, payload: JSON.parse(rows[0]!.payload) as P });
-    } else {
-      handoff?.cancel();
-    }
     const { logger } = this.deps;
     if (logger.enabled("debug")) {
       for (const job of jobs) logger.debug("job.enqueued", { queue: this.name, id: job.id, key: job.key, runAt: job.runAt, duplicate: job.duplicate });
@@ -82,5 +73,34 @@ export class Queue<P = unknown> {
     // A job handed off is already running here, and a duplicate adds nothing: nobody needs waking.
     if (!tx && !claimed && results.some((r) => !r.duplicate)) this.deps.wake(this.name);
     return jobs;
+  }
+
+  /**
+   * One insert of rows outside a transaction. Jobs due now, enqueued next to this queue's worker when
+   * it has caught up and has a free slot for each, are written already claimed by it and handed to it
+   * (a hand-off: see QueueWorker.handoff).
+   */
+  private async write(rows: NewJobRow[]): Promise<Written> {
+    const now = this.deps.now();
+    const handoff = rows.every((row) => row.runAt <= now) ? this.deps.handoff(this.name, rows.length) : null;
+    let results: InsertResult[];
+    try {
+      results = await this.deps.store.insertMany({ queue: this.name, rows, now, claim: handoff ? { workerId: handoff.workerId, leaseUntil: handoff.leaseUntil } : undefined });
+    } catch (error) {
+      handoff?.cancel();
+      throw error;
+    }
+    if (handoff) {
+      // The handler gets its own copy of the payload, as from a claim, not the caller's object.
+      handoff.take(results.flatMap((result, i) => (result.duplicate ? [] : [this.claimedJob(result.id, rows[i]!, now)])));
+    }
+    return { results, now, claimed: handoff !== null };
+  }
+
+  private claimedJob(id: string, row: NewJobRow, now: number): Job {
+    return {
+      id, queue: this.name, payload: JSON.parse(row.payload) as unknown, key: row.key, status: "running", priority: row.priority, runAt: row.runAt,
+      attempts: 1, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: now, finishedAt: null,
+    };
   }
 }

@@ -26,14 +26,14 @@ interface Running {
 }
 
 /**
- * A slot of an idle worker, reserved for a job this process is enqueueing: the insert writes the job
- * running under `workerId`'s lease, then `take` starts it (or `cancel` frees the slot: the insert
- * failed or found the key held).
+ * Slots of a worker, reserved for jobs this process is enqueueing: the insert writes the jobs running
+ * under `workerId`'s lease, then `take` starts those it wrote (and frees the slots of rows that were
+ * duplicates), or `cancel` frees them all (the insert failed).
  */
 export interface Handoff {
   workerId: string;
   leaseUntil: number;
-  take(job: Job): void;
+  take(jobs: Job[]): void;
   cancel(): void;
 }
 
@@ -113,39 +113,39 @@ export class QueueWorker {
   }
 
   /**
-   * Reserves this worker for a job enqueued in this process, when it sits idle: its last claim found
-   * nothing due, nothing runs, nothing waits to be written, and its rate limit has room. The enqueue
-   * then writes the job as claimed, and it starts as soon as the insert returns, without the claim's
-   * round trip (on PostgreSQL, half the enqueue-to-start latency). A worker with anything in hand
-   * declines: a job never overtakes a backlog this worker knows of, and under a stream of enqueues
-   * (measured: 2,000 single enqueues a second) claims in batches serve better than one insert-claim
-   * per job, which kept the store too busy to keep up.
+   * Reserves `count` slots of this worker for jobs enqueued in this process, when it has caught up:
+   * its last claim found nothing due and nothing woke it since (so the jobs overtake no backlog it
+   * knows of), it is not claiming, and it has free slots and rate-limit room for all of them. The
+   * enqueue then writes the jobs as claimed, and they start as soon as the insert returns: no claim's
+   * round trip (on PostgreSQL, half the enqueue-to-start latency of an idle worker), and under a
+   * stream of enqueues no claim at all, only the inserts and the settles.
    */
-  handoff(): Handoff | null {
+  handoff(count: number): Handoff | null {
     if (!this.active || this.stopping || !this.exhausted || this.claiming) return null;
-    if (this.running.size + this.buffer.length + this.reserved + this.outcomes.size > 0 || this.allowance(1) < 1) return null;
-    this.reserved++;
-    let settled = false;
-    const settle = () => {
-      if (settled) return false;
-      settled = true;
-      this.reserved--;
+    const free = this.config.concurrency - this.running.size - this.buffer.length - this.reserved;
+    if (count < 1 || count > free || this.allowance(count) < count) return null;
+    this.reserved += count;
+    let open = true;
+    const close = () => {
+      if (!open) return false;
+      open = false;
+      this.reserved -= count;
       return true;
     };
     return {
       workerId: this.workerId,
       leaseUntil: this.deps.clock.now() + this.config.leaseMs,
-      take: (job) => {
-        if (!settle()) return;
-        if (this.config.rateLimit) this.rate.used++;
-        const entry: Running = { job, ctx: new AttemptContext(job.attempts, this.deps.logger), seq: ++this.seq, released: false };
-        // Stopped meanwhile: the job goes back to pending like any prefetched job.
-        if (this.stopping || !this.active) return this.release(entry);
-        this.buffer.push(entry);
-        this.armHeartbeat();
+      take: (jobs) => {
+        if (!close()) return;
+        if (this.config.rateLimit) this.rate.used += jobs.length;
+        const entries = jobs.map((job): Running => ({ job, ctx: new AttemptContext(job.attempts, this.deps.logger), seq: ++this.seq, released: false }));
+        // Stopped meanwhile: the jobs go back to pending like any prefetched job.
+        if (this.stopping || !this.active) return entries.forEach((entry) => this.release(entry));
+        this.buffer.push(...entries);
+        if (entries.length) this.armHeartbeat();
         this.pump();
       },
-      cancel: () => void settle(),
+      cancel: () => void close(),
     };
   }
 

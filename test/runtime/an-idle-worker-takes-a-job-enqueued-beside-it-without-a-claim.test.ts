@@ -53,7 +53,7 @@ describe.each(allStoreCases())("$name: a job enqueued next to its queue's idle w
     expect(claims()).toBe(before);
   });
 
-  it("is left pending for a claim while the worker has a job in hand, and runs after it", async () => {
+  it("is left pending for a claim while the worker has no free slot, and runs after the job it holds", async () => {
     const { store, idle } = countingClaims(c.make());
     const { tw } = await engine({ store, pollInterval: "1h" });
     const release = deferred();
@@ -78,6 +78,36 @@ describe.each(allStoreCases())("$name: a job enqueued next to its queue's idle w
     release.resolve();
     await eventually(async () => (await tw.jobs.get(second.id))?.status === "succeeded", "the second job to be claimed and succeed");
     expect(order).toEqual(["first", "second"]);
+  });
+
+  it("several enqueued at once are all written claimed when the worker has a free slot for each", async () => {
+    const { store, claims, idle } = countingClaims(c.make());
+    const { tw } = await engine({ store, pollInterval: "1h" });
+    const ran: number[] = [];
+    const queue = tw.queue<{ n: number }>("mail", { concurrency: 4, handler: (job) => void ran.push(job.payload.n) });
+    await tw.start();
+    await idle();
+    const before = claims();
+
+    const jobs = await Promise.all([1, 2, 3].map((n) => queue.enqueue({ n })));
+    expect(jobs.map((j) => j.status)).toEqual(["running", "running", "running"]);
+    await eventually(async () => (await tw.jobs.counts("mail"))[0]?.counts.succeeded === 3, "the three handed-off jobs to succeed");
+    expect(ran.sort()).toEqual([1, 2, 3]);
+    expect(claims()).toBe(before);
+  });
+
+  it("more enqueued at once than the worker has free slots are all left pending for a claim", async () => {
+    const { store, idle } = countingClaims(c.make());
+    const { tw } = await engine({ store, pollInterval: "1h" });
+    const ran: number[] = [];
+    const queue = tw.queue<{ n: number }>("mail", { concurrency: 2, handler: (job) => void ran.push(job.payload.n) });
+    await tw.start();
+    await idle();
+
+    const jobs = await Promise.all([1, 2, 3].map((n) => queue.enqueue({ n })));
+    expect(jobs.map((j) => j.status)).toEqual(["pending", "pending", "pending"]);
+    await eventually(async () => (await tw.jobs.counts("mail"))[0]?.counts.succeeded === 3, "the three jobs to be claimed and succeed");
+    expect(ran.sort()).toEqual([1, 2, 3]);
   });
 
   it("is not taken when due later, and a duplicate key gives the worker back for the next job", async () => {
