@@ -205,7 +205,8 @@ function sustainedTable(report: Report): Table {
     note:
       `A producer in the workers' process issues single enqueues at ${fmt(p.sustainedRate)} jobs/s (each call when due, at most 100 outstanding, like 100 concurrent requests; a system slower than that falls behind its rate) while workers at concurrency ${p.sustainedConcurrency} run them. ` +
       `"enqueued/s" and "started/s" are over the window; "backlog at end" is jobs enqueued but not started when the window closed; "drain (ms)" is how long after the window the rest took to start (budget ${p.drainBudgetSeconds} s). ` +
-      `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. Latency (ms) is enqueue call to handler start.` +
+      `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. Latency (ms) is enqueue call to handler start. ` +
+      `tickwork writes a queue's concurrent enqueues in one insert, and its caught-up worker takes them by hand-off (written claimed, no claim); a producer in another process would pay a claim per batch instead.` +
       (best ? ` Best peer p99: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} ms.` : ""),
     header: ["System", "Backend", "Setting", "enqueued/s", "started/s", "backlog at end", "drain (ms)", "kept up", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
     rows,
