@@ -40,7 +40,9 @@ export function tickworkSystem(store: "PostgreSQL" | "SQLite", setting: Setting)
         handleSignals: false,
         migrate: false,
         logger: (event) => {
-          if (event.level !== "debug" && event.level !== "info") reportProblem(id, event.event);
+          // The operation and the error text say which statement failed, not only that one did.
+          const what = typeof event.operation === "string" ? `${event.event} (${event.operation}: ${String(event.error).slice(0, 120)})` : event.event;
+          if (event.level !== "debug" && event.level !== "info") reportProblem(id, what);
         },
       }).catch(async (error: unknown) => {
         await fx.drop();

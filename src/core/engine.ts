@@ -104,6 +104,8 @@ export class Tickwork {
   private stopped = false;
   private lastPruneAt = Number.NEGATIVE_INFINITY;
   private maintenanceTimer: TimerHandle | undefined;
+  /** The maintenance pass in flight: stop() waits for it, so the store never closes under its statements. */
+  private maintenance: Promise<void> | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private removeSignalHandler: (() => void) | undefined;
   private readonly defaultedLogger: boolean;
@@ -283,7 +285,7 @@ export class Tickwork {
       this.unsubscribe = await this.store.subscribe((queue) => (queue === "*" ? this.wakeAll() : this.wake(queue)));
     }
     if (this.o.handleSignals) this.removeSignalHandler = onShutdownSignal(() => this.stop());
-    await this.maintain();
+    await (this.maintenance = this.maintain());
     for (const worker of this.workers.values()) worker.start();
     this.schedule.start();
     this.outbound.start();
@@ -306,7 +308,12 @@ export class Tickwork {
     this.stopped = true;
     if (this.maintenanceTimer) this.clock.clearTimeout(this.maintenanceTimer);
     this.removeSignalHandler?.();
-    await Promise.all([this.schedule.stop(this.o.shutdownGrace), this.outbound.stop(), ...[...this.workers.values()].map((w) => w.stop(this.o.shutdownGrace))]);
+    await Promise.all([
+      this.maintenance,
+      this.schedule.stop(this.o.shutdownGrace),
+      this.outbound.stop(),
+      ...[...this.workers.values()].map((w) => w.stop(this.o.shutdownGrace)),
+    ]);
     await this.unsubscribe?.();
     await this.store.close();
     this.logger.info("engine.stopped", { instanceId: this.instanceId });
@@ -346,7 +353,7 @@ export class Tickwork {
       this.logger.error("store.error", { operation: "maintenance", error: errorText(error) });
       this.o.onError?.(error);
     }
-    if (!this.stopped) this.maintenanceTimer = this.clock.setTimeout(() => void this.maintain(), this.o.rescueInterval);
+    if (!this.stopped) this.maintenanceTimer = this.clock.setTimeout(() => void (this.maintenance = this.maintain()), this.o.rescueInterval);
   }
 
   private async rescue(): Promise<void> {

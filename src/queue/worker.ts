@@ -65,6 +65,8 @@ export class QueueWorker {
   /** The claim in flight, which stop() waits for: its jobs must be handed back before the store closes. */
   private claimInFlight: Promise<void> | null = null;
   private wokenDuringClaim = false;
+  /** The next-wake-up query in flight, which stop() waits for: the store must not close under it. */
+  private idleCheck: Promise<unknown> | null = null;
   private exhausted = false;
   private idleTimer: TimerHandle | undefined;
   private idleAt = 0;
@@ -158,6 +160,7 @@ export class QueueWorker {
     this.clearIdle();
     // A claim may still be on its way (or yielding before it starts); it releases what it gets.
     await this.claimInFlight;
+    await this.idleCheck;
     for (const entry of this.buffer.splice(0)) this.release(entry);
     if (this.running.size) {
       let timer: TimerHandle | undefined;
@@ -246,7 +249,9 @@ export class QueueWorker {
     try {
       // Leases are left out: a lapsed lease is the engine's rescue pass's to handle, and waking for
       // one here would spin on empty claims until that pass runs.
-      const next = await this.deps.store.nextWakeAt({ queues: [this.config.name], leases: false });
+      const asked = this.deps.store.nextWakeAt({ queues: [this.config.name], leases: false });
+      this.idleCheck = asked.catch(() => {});
+      const next = await asked;
       if (next !== null) wait = Math.min(wait, Math.max(0, next - now));
     } catch (error) {
       this.storeError("nextWakeAt", error);
