@@ -285,7 +285,7 @@ export class Tickwork {
       this.unsubscribe = await this.store.subscribe((queue) => (queue === "*" ? this.wakeAll() : this.wake(queue)));
     }
     if (this.o.handleSignals) this.removeSignalHandler = onShutdownSignal(() => this.stop());
-    await (this.maintenance = this.maintain());
+    await this.maintain();
     for (const worker of this.workers.values()) worker.start();
     this.schedule.start();
     this.outbound.start();
@@ -344,8 +344,12 @@ export class Tickwork {
     for (const worker of this.workers.values()) worker.wake();
   }
 
-  /** Periodic upkeep while started: rescue expired leases, prune history. */
-  private async maintain(): Promise<void> {
+  /** Periodic upkeep while started: rescue expired leases, prune history. Kept as `maintenance` for stop(). */
+  private maintain(): Promise<void> {
+    return (this.maintenance = this.maintainOnce());
+  }
+
+  private async maintainOnce(): Promise<void> {
     try {
       await this.rescue();
       await this.pruneIfDue();
@@ -353,7 +357,7 @@ export class Tickwork {
       this.logger.error("store.error", { operation: "maintenance", error: errorText(error) });
       this.o.onError?.(error);
     }
-    if (!this.stopped) this.maintenanceTimer = this.clock.setTimeout(() => void (this.maintenance = this.maintain()), this.o.rescueInterval);
+    if (!this.stopped) this.maintenanceTimer = this.clock.setTimeout(() => void this.maintain(), this.o.rescueInterval);
   }
 
   private async rescue(): Promise<void> {

@@ -56,15 +56,9 @@ export class Queue<P = unknown> {
     const { results, now: writtenAt, claimed }: Written = tx
       ? { results: await this.deps.store.insertMany({ queue: this.name, rows, now, tx }), now, claimed: false }
       : await this.inserts.add(rows);
-    const jobs = results.map((result, i): EnqueuedJob<P> => {
-      if (result.duplicate) return { ...(result.existing as Job<P>), duplicate: true };
-      const row = rows[i]!;
-      return {
-        id: result.id, queue: this.name, payload: items[i]!.payload, key: row.key, status: claimed ? "running" : "pending", priority: row.priority,
-        runAt: row.runAt, attempts: claimed ? 1 : 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: writtenAt, startedAt: claimed ? writtenAt : null, finishedAt: null,
-        duplicate: false,
-      };
-    });
+    const jobs = results.map((result, i): EnqueuedJob<P> =>
+      result.duplicate ? { ...(result.existing as Job<P>), duplicate: true } : { ...this.newJob(result.id, rows[i]!, writtenAt, claimed, items[i]!.payload), duplicate: false },
+    );
     const { logger } = this.deps;
     if (logger.enabled("debug")) {
       for (const job of jobs) logger.debug("job.enqueued", { queue: this.name, id: job.id, key: job.key, runAt: job.runAt, duplicate: job.duplicate });
@@ -92,15 +86,16 @@ export class Queue<P = unknown> {
     }
     if (handoff) {
       // The handler gets its own copy of the payload, as from a claim, not the caller's object.
-      handoff.take(results.flatMap((result, i) => (result.duplicate ? [] : [this.claimedJob(result.id, rows[i]!, now)])));
+      handoff.take(results.flatMap((result, i) => (result.duplicate ? [] : [this.newJob(result.id, rows[i]!, now, true, JSON.parse(rows[i]!.payload))])));
     }
     return { results, now, claimed: handoff !== null };
   }
 
-  private claimedJob(id: string, row: NewJobRow, now: number): Job {
+  /** The job a row just written is: pending, or running its first attempt when written claimed. */
+  private newJob<T>(id: string, row: NewJobRow, now: number, claimed: boolean, payload: T): Job<T> {
     return {
-      id, queue: this.name, payload: JSON.parse(row.payload) as unknown, key: row.key, status: "running", priority: row.priority, runAt: row.runAt,
-      attempts: 1, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: now, finishedAt: null,
+      id, queue: this.name, payload, key: row.key, status: claimed ? "running" : "pending", priority: row.priority, runAt: row.runAt,
+      attempts: claimed ? 1 : 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: claimed ? now : null, finishedAt: null,
     };
   }
 }

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { QueueStore } from "../../src/queue/store.js";
 import type { Store } from "../../src/store/store.js";
-import { postgresCase } from "../support/stores.js";
+import { postgresCase, wrapQueueOperation } from "../support/stores.js";
 import { deferred, realEngines, type Deferred } from "../support/real-time.js";
 
 /**
@@ -15,20 +14,21 @@ function holding(store: Store, operation: "rescueExpired" | "nextWakeAt"): { sto
   const door = deferred();
   const done = deferred();
   let armed = false;
-  const inner = store.queue;
-  const held = async (...args: unknown[]) => {
-    if (!armed) return (inner[operation] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
-    armed = false;
-    entered.resolve();
-    await door.promise;
-    try {
-      return await (inner[operation] as (...a: unknown[]) => Promise<unknown>).apply(inner, args);
-    } finally {
-      done.resolve();
-    }
-  };
-  const queue = new Proxy(inner, { get: (target, property) => (property === operation ? held : Reflect.get(target, property)) }) as QueueStore;
-  return { store: { ...store, queue }, entered, door, done, arm: () => (armed = true) };
+  const wrapped = wrapQueueOperation(store, operation, (real) => {
+    const call = real as (...args: unknown[]) => Promise<unknown>;
+    return (async (...args: unknown[]) => {
+      if (!armed) return call(...args);
+      armed = false;
+      entered.resolve();
+      await door.promise;
+      try {
+        return await call(...args);
+      } finally {
+        done.resolve();
+      }
+    }) as typeof real;
+  });
+  return { store: wrapped, entered, door, done, arm: () => (armed = true) };
 }
 
 /**

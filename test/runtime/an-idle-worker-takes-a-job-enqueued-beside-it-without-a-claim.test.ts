@@ -1,7 +1,6 @@
 import { describe, expect, it, onTestFinished } from "vitest";
-import type { QueueStore } from "../../src/queue/store.js";
 import type { Store } from "../../src/store/store.js";
-import { allStoreCases } from "../support/stores.js";
+import { allStoreCases, wrapQueueOperation } from "../support/stores.js";
 import { deferred, eventually, realEngines } from "../support/real-time.js";
 
 /**
@@ -11,17 +10,14 @@ import { deferred, eventually, realEngines } from "../support/real-time.js";
 function countingClaims(store: Store): { store: Store; claims: () => number; idle: () => Promise<unknown> } {
   let claims = 0;
   let answered = 0;
-  const inner = store.queue;
-  const claimDue: QueueStore["claimDue"] = async (params) => {
+  const counted = wrapQueueOperation(store, "claimDue", (claimDue) => async (params) => {
     claims++;
-    const jobs = await inner.claimDue(params);
+    const jobs = await claimDue(params);
     answered++;
     return jobs;
-  };
-  // Every other operation goes to the store's own queue module as it is.
-  const queue = new Proxy(inner, { get: (target, property) => (property === "claimDue" ? claimDue : Reflect.get(target, property)) });
+  });
   return {
-    store: { ...store, queue },
+    store: counted,
     claims: () => claims,
     // Polled, so a claim the worker is about to send (after a wake-up) is counted before this answers.
     idle: () => eventually(() => claims >= 1 && answered === claims, "every claim the worker sent to come back"),

@@ -1,9 +1,8 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import type { QueueStore } from "../../src/queue/store.js";
 import { postgres } from "../../src/store/postgres.js";
 import type { Store } from "../../src/store/store.js";
-import { DATABASE_URL, allStoreCases, dropSchema, uniqueSchema } from "../support/stores.js";
+import { DATABASE_URL, allStoreCases, dropSchema, uniqueSchema, wrapQueueOperation } from "../support/stores.js";
 import { deferred, realEngines, type Deferred } from "../support/real-time.js";
 
 /**
@@ -13,16 +12,14 @@ import { deferred, realEngines, type Deferred } from "../support/real-time.js";
 function recordingInserts(store: Store): { store: Store; inserts: number[]; holdNext: () => Deferred } {
   const inserts: number[] = [];
   let gate: Deferred | undefined;
-  const inner = store.queue;
-  const insertMany: QueueStore["insertMany"] = async (params) => {
+  const recorded = wrapQueueOperation(store, "insertMany", (insertMany) => async (params) => {
     inserts.push(params.rows.length);
     const held = gate;
     gate = undefined;
     if (held) await held.promise;
-    return inner.insertMany(params);
-  };
-  const queue = new Proxy(inner, { get: (target, property) => (property === "insertMany" ? insertMany : Reflect.get(target, property)) });
-  return { store: { ...store, queue }, inserts, holdNext: () => (gate = deferred()) };
+    return insertMany(params);
+  });
+  return { store: recorded, inserts, holdNext: () => (gate = deferred()) };
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import type { QueueStore } from "../../src/queue/store.js";
 import type { Store } from "../../src/store/store.js";
 import { sqlite } from "../../src/store/sqlite.js";
 import { postgres } from "../../src/store/postgres.js";
@@ -102,4 +103,16 @@ export async function withPg<T>(fn: (client: pg.Client) => Promise<T>, schema?: 
   } finally {
     await client.end();
   }
+}
+
+/**
+ * `store` with one operation of its queue module wrapped: `wrap` gets the real operation and returns
+ * what callers get instead (it counts, holds or records, and calls through). The store itself is
+ * untouched, and every other operation goes to it as it is.
+ */
+export function wrapQueueOperation<K extends keyof QueueStore>(store: Store, operation: K, wrap: (real: QueueStore[K]) => QueueStore[K]): Store {
+  const inner = store.queue;
+  const wrapped = wrap((inner[operation] as (...args: unknown[]) => unknown).bind(inner) as QueueStore[K]);
+  const queue = new Proxy(inner, { get: (target, property) => (property === operation ? wrapped : Reflect.get(target, property)) });
+  return { ...store, queue };
 }
