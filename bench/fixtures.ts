@@ -9,7 +9,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { Store } from "../src/store/store.js";
-import { createTickwork, type Tickwork } from "../src/core/engine.js";
+import { createTickwork, type Tickwork } from "../src/tickwork.js";
 import { sqlite } from "../src/store/sqlite.js";
 import { postgres } from "../src/store/postgres.js";
 

@@ -1,5 +1,5 @@
 // The core: runs unchanged in Node and in workerd. Stores live in `tickwork/sqlite` and `tickwork/postgres`.
-export { createTickwork, Tickwork, type TickworkOptions, type TickResult } from "./core/engine.js";
+export { createTickwork, Tickwork, type TickworkOptions, type TickResult } from "./tickwork.js";
 export { systemClock, type Clock, type TimerHandle } from "./core/clock.js";
 export { toMs, type Duration } from "./core/duration.js";
 export { exponential, schedule, type Backoff, type BackoffPolicy, type ExponentialOptions, type Jitter } from "./core/backoff.js";

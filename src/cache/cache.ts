@@ -1,6 +1,6 @@
 import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError, InvalidPayloadError, describe } from "../core/errors.js";
-import { serialisePayload } from "../core/json.js";
+import { InvalidInputError, describe } from "../core/errors.js";
+import { serialiseJson } from "../core/json.js";
 import type { CacheStore } from "./store.js";
 
 /** A cached value and when it was fetched from its source (seed 003: `{ price, fetchedAt }`). */
@@ -27,14 +27,7 @@ export class Cache {
     const fetchedAt = options.fetchedAt === undefined ? this.now() : options.fetchedAt instanceof Date ? options.fetchedAt.getTime() : options.fetchedAt;
     // An integer, as Date.getTime() gives: PostgreSQL's bigint column would refuse 1.5 where SQLite keeps it.
     if (!Number.isSafeInteger(fetchedAt)) throw new InvalidInputError(`cache.put: fetchedAt must be a Date or epoch milliseconds (an integer), got ${describe(options.fetchedAt)}`);
-    let text: string;
-    try {
-      text = serialisePayload(value);
-    } catch (error) {
-      // serialisePayload speaks of a job payload; say what was refused here.
-      if (!(error instanceof InvalidPayloadError)) throw error;
-      throw new InvalidInputError(`cache.put(${JSON.stringify(key)}): the value is not JSON-serialisable: ${error.reason}`, error.code);
-    }
+    const text = serialiseJson(value, { where: `cache.put(${JSON.stringify(key)})`, subject: "the value" });
     await this.store.put({ key, value: text, fetchedAt });
     return { value, fetchedAt };
   }

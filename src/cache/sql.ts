@@ -1,4 +1,4 @@
-import type { SqlDb } from "../store/sql-db.js";
+import type { SqlDb } from "../db/sql-db.js";
 import type { CacheStore } from "./store.js";
 
 /** The cache in the store's own table; one SQL text for SQLite and PostgreSQL. */

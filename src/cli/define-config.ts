@@ -1,6 +1,6 @@
 // What a `tickwork` config file exports. Types only (and an identity helper), so the core can
 // re-export them without pulling in Node.
-import type { Tickwork, TickworkOptions } from "../core/engine.js";
+import type { Tickwork, TickworkOptions } from "../tickwork.js";
 import type { QueueOptions } from "../queue/options.js";
 import type { TaskOptions } from "../schedule/task.js";
 import type { ServeOptions } from "../server/index.js";

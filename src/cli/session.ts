@@ -1,4 +1,4 @@
-import { createTickwork, type Tickwork, type TickworkOptions } from "../core/engine.js";
+import { createTickwork, type Tickwork, type TickworkOptions } from "../tickwork.js";
 import type { LogEvent, LoggerOption } from "../core/logger.js";
 import type { Store } from "../store/store.js";
 import { logLevelOption, stringOption, type Parsed } from "./args.js";

@@ -1,18 +1,20 @@
 import { InvalidPayloadError } from "./errors.js";
 
 /**
- * Serialises a payload once, up front: the text is what the store writes, so a value that cannot
+ * Serialises a value once, up front: the text is what the store writes, so a value that cannot
  * round-trip (a function, a BigInt, a cycle, `undefined`) is refused before anything is written.
+ * `subject` names the value in the error ("job payload", "the result"), `where` the call it was given to.
  */
-export function serialisePayload(payload: unknown): string {
-  if (payload === undefined) throw new InvalidPayloadError("undefined has no JSON form (use null for an empty payload)");
+export function serialiseJson(value: unknown, { where, subject = "job payload" }: { where?: string; subject?: string } = {}): string {
+  const refuse = (reason: string) => new InvalidPayloadError(reason, where, subject);
+  if (value === undefined) throw refuse("undefined has no JSON form (use null for an empty value)");
   let text: string | undefined;
   try {
-    text = JSON.stringify(payload, rejectLossy);
+    text = JSON.stringify(value, rejectLossy);
   } catch (error) {
-    throw new InvalidPayloadError(error instanceof Error ? error.message : String(error));
+    throw refuse(error instanceof Error ? error.message : String(error));
   }
-  if (text === undefined) throw new InvalidPayloadError(`a ${typeof payload} has no JSON form`);
+  if (text === undefined) throw refuse(`a ${typeof value} has no JSON form`);
   return text;
 }
 

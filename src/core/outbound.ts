@@ -1,11 +1,12 @@
-import type { Delivery } from "../delivery/delivery.js";
-import type { Fanout } from "../fanout/fanout.js";
 import { OutboundBudget } from "./budget.js";
 import type { Clock, TimerHandle } from "./clock.js";
 import { errorText } from "./errors.js";
 import type { Logger } from "./logger.js";
 
-/** How soon the engine comes back while work is carried over (seed 000's 100 ms alarm). */
+/**
+ * How soon the engine comes back while work is carried over: soon enough that a backlog of 10,000
+ * items at 500 per tick drains in about two seconds, late enough that a tick's sends have answered.
+ */
 export const CARRY_WAKE_MS = 100;
 
 export interface OutboundResult {
@@ -18,36 +19,41 @@ export interface OutboundResult {
   nextAt: number | null;
 }
 
+/** A unit that makes outbound calls (a delivery, a fan-out): one pass spends what it may of the budget. */
+export interface OutboundUnit {
+  readonly name: string;
+  pass(budget: OutboundBudget): Promise<{ carried: boolean; nextAt: number | null }>;
+}
+
 /**
- * Deliveries and fan-outs share one outbound budget per pass. `tick()` runs one pass; `start()`
+ * Units that call out (deliveries and fan-outs) share one outbound budget per pass. `tick()` runs one pass; `start()`
  * runs them continuously: again in 100 ms while work is carried, at the next due time otherwise,
  * at once on an emit or push in this process, and at least every `pollMs` (emits by other processes).
  */
 export class Outbound {
-  readonly deliveries = new Map<string, Delivery<unknown>>();
-  readonly fanouts = new Map<string, Fanout<unknown>>();
   private timer: TimerHandle | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private active = false;
 
   constructor(
-    private readonly deps: { clock: Clock; logger: Logger; budget: number; pollMs: number; onError?: (error: unknown) => void },
+    private readonly deps: {
+      clock: Clock;
+      logger: Logger;
+      budget: number;
+      pollMs: number;
+      /** The units, in the order they spend the budget. */
+      units: () => readonly OutboundUnit[];
+      onError?: (error: unknown) => void;
+    },
   ) {}
 
-  get empty(): boolean {
-    return this.deliveries.size === 0 && this.fanouts.size === 0;
-  }
-
-  /**
-   * One pass: fan-outs first (a few pushes that keep every receiver's configuration current), then
-   * deliveries in declaration order. A store failure escapes; a receiver's failure is its item's.
-   */
+  /** One pass over the units in order. A store failure escapes; a receiver's failure is its item's. */
   async pass(): Promise<OutboundResult> {
     const budget = new OutboundBudget(this.deps.budget);
     let carried = false;
     const times: number[] = [];
-    for (const unit of [...this.fanouts.values(), ...this.deliveries.values()]) {
+    for (const unit of this.deps.units()) {
       const result = await unit.pass(budget);
       carried ||= result.carried;
       if (result.nextAt !== null) times.push(result.nextAt);
@@ -56,7 +62,7 @@ export class Outbound {
   }
 
   start(): void {
-    if (this.empty) return;
+    if (this.deps.units().length === 0) return;
     this.active = true;
     this.schedule(0);
   }

@@ -1,8 +1,8 @@
 import { nextDelay } from "../core/backoff.js";
 import type { Clock } from "../core/clock.js";
 import type { OutboundBudget } from "../core/budget.js";
-import { InvalidInputError, InvalidPayloadError, describe, errorText } from "../core/errors.js";
-import { serialisePayload } from "../core/json.js";
+import { InvalidInputError, describe, errorText } from "../core/errors.js";
+import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { callWithTimeout } from "../core/timeout.js";
 import type { DeliveryConfig, DeliveryItem, DeliveryMessage } from "./options.js";
@@ -239,14 +239,7 @@ export class Delivery<T = unknown> {
     if (key !== null && (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)) {
       throw new InvalidInputError(`${where}: key must be a string of 1 to ${MAX_KEY_LENGTH} characters, got ${describe(key)}`);
     }
-    let payload: string;
-    try {
-      payload = serialisePayload(item.payload);
-    } catch (error) {
-      if (error instanceof InvalidPayloadError) throw new InvalidPayloadError(error.reason, where, "payload");
-      throw error;
-    }
-    return { id: globalThis.crypto.randomUUID(), key, payload };
+    return { id: globalThis.crypto.randomUUID(), key, payload: serialiseJson(item.payload, { where, subject: "payload" }) };
   }
 }
 

@@ -1,4 +1,4 @@
-import type { SqlDb } from "../store/sql-db.js";
+import type { SqlDb } from "../db/sql-db.js";
 import type { DeliveryCounts, DeliveryRow, DeliveryStore, DroppedRow } from "./store.js";
 
 /** The delivery outbox; one SQL text for SQLite and PostgreSQL. */

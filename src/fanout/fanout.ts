@@ -1,8 +1,8 @@
 import { nextDelay } from "../core/backoff.js";
 import type { Clock } from "../core/clock.js";
 import type { OutboundBudget } from "../core/budget.js";
-import { InvalidInputError, InvalidPayloadError, TickworkError, describe, errorText } from "../core/errors.js";
-import { serialisePayload } from "../core/json.js";
+import { InvalidInputError, TickworkError, describe, errorText } from "../core/errors.js";
+import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { callWithTimeout } from "../core/timeout.js";
 import { isEmptyState, type FanoutConfig, type FanoutTarget } from "./options.js";
@@ -247,12 +247,7 @@ export class Fanout<S = unknown> {
   private serialise(state: S): string {
     const isEmpty = this.config.isEmpty ?? isEmptyState;
     if (isEmpty(state)) throw new EmptyStateError(`fanout "${this.name}"`);
-    try {
-      return serialisePayload(state);
-    } catch (error) {
-      if (error instanceof InvalidPayloadError) throw new InvalidPayloadError(error.reason, `fanout "${this.name}"`, "state");
-      throw error;
-    }
+    return serialiseJson(state, { where: `fanout "${this.name}"`, subject: "state" });
   }
 
   private async ensure(): Promise<void> {

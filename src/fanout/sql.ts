@@ -1,4 +1,4 @@
-import type { SqlDb } from "../store/sql-db.js";
+import type { SqlDb } from "../db/sql-db.js";
 import type { FanoutRow, FanoutStore, TargetResult, TargetRow } from "./store.js";
 
 /** Fan-out state and per-target acknowledgements; one SQL text for SQLite and PostgreSQL. */

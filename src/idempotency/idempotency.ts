@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from "../core/clock.js";
 import type { Duration } from "../core/duration.js";
-import { InvalidInputError, InvalidPayloadError, TickworkError, describe, errorText } from "../core/errors.js";
-import { serialisePayload } from "../core/json.js";
+import { InvalidInputError, TickworkError, describe, errorText } from "../core/errors.js";
+import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { toMs } from "../core/duration.js";
 import type { IdempotencyRecord, IdempotencyStore, KeyRef } from "./store.js";
@@ -120,12 +120,12 @@ export class Idempotency {
     }
     let text: string | null;
     try {
-      text = result === undefined ? null : serialisePayload(result);
+      text = result === undefined ? null : serialiseJson(result, { where: `idempotency ${ref.operation}`, subject: "the result" });
     } catch (error) {
       // The operation ran but its result cannot be kept for replays: free the key rather than leave
       // it processing until staleAfter, and say what is wrong (a programming error to fix).
       await this.deps.store.release({ ...ref, claimId });
-      throw new InvalidPayloadError(error instanceof InvalidPayloadError ? error.reason : String(error), `idempotency ${ref.operation}`, "the result");
+      throw error;
     }
     const recorded = await this.deps.store.complete({ ...ref, claimId, result: text, now: this.deps.clock.now() });
     if (!recorded) logger.warn("idempotency.completion_lost", { ...ref, reason: "the claim was taken over as stale while the operation ran" });

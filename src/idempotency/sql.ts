@@ -1,4 +1,4 @@
-import type { SqlDb } from "../store/sql-db.js";
+import type { SqlDb } from "../db/sql-db.js";
 import type { IdempotencyRecord, IdempotencyStore, KeyRef, ListCursor } from "./store.js";
 
 interface Raw {

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { exponential, type BackoffPolicy } from "../core/backoff.js";
 import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError, InvalidPayloadError, describe } from "../core/errors.js";
+import { InvalidInputError, describe } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { Job, JobHandler } from "./job.js";
 import type { NewJobRow, SqlClient } from "./store.js";
-import { serialisePayload } from "../core/json.js";
+import { serialiseJson } from "../core/json.js";
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const MAX_KEY_LENGTH = 255;
@@ -144,11 +144,5 @@ export function toNewJobRow(queue: QueueConfig, payload: unknown, options: Enque
       fail((error as Error).message);
     }
   }
-  let text: string;
-  try {
-    text = serialisePayload(payload);
-  } catch (error) {
-    throw error instanceof InvalidPayloadError ? new InvalidPayloadError(error.reason, where) : error;
-  }
-  return { payload: text, key, priority, runAt: Math.round(at), maxAttempts };
+  return { payload: serialiseJson(payload, { where }), key, priority, runAt: Math.round(at), maxAttempts };
 }

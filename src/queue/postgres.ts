@@ -1,4 +1,4 @@
-import type { PgExecutor } from "../store/pg-executor.js";
+import type { PgExecutor } from "../db/pg-executor.js";
 import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
 import type { InsertResult, ListParams, NewJobRow, Outcome, QueueStore, RescuedJob } from "./store.js";
 import type { Job, JobStatus } from "./job.js";

@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../core/errors.js";
-import type { SqliteExecutor } from "../store/sqlite-executor.js";
+import type { SqliteExecutor } from "../db/sqlite-executor.js";
 import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
 import type { InsertResult, ListParams, Outcome, QueueStore, RescuedJob } from "./store.js";
 import type { Job, JobStatus } from "./job.js";

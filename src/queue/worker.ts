@@ -1,6 +1,6 @@
 import { nextDelay } from "../core/backoff.js";
 import type { Clock, TimerHandle } from "../core/clock.js";
-import { toMs } from "../core/duration.js";
+import { retryAfterMs } from "../core/retry-after.js";
 import { PermanentJobError, TickworkError, errorText } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { AttemptContext } from "./context.js";
@@ -480,21 +480,4 @@ export class QueueWorker {
   private storeError(operation: string, error: unknown): void {
     this.deps.logger.error("store.error", { queue: this.config.name, operation, error: errorText(error) });
   }
-}
-
-/** A handler's own choice of delay: an error's `retryAfter` (ms, a duration, a Date or an HTTP date). */
-export function retryAfterMs(error: unknown, now: number): number | null {
-  const value = (error as { retryAfter?: unknown } | null)?.retryAfter;
-  if (value === undefined || value === null) return null;
-  if (value instanceof Date) return Math.max(0, value.getTime() - now);
-  if (typeof value === "number") return Number.isFinite(value) && value >= 0 ? value : null;
-  if (typeof value === "string") {
-    try {
-      return toMs(value);
-    } catch {
-      const at = Date.parse(value);
-      return Number.isNaN(at) ? null : Math.max(0, at - now);
-    }
-  }
-  return null;
 }

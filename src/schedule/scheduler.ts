@@ -2,7 +2,7 @@ import type { Clock, TimerHandle } from "../core/clock.js";
 import { toMs, type Duration } from "../core/duration.js";
 import { InvalidInputError, TickworkError, describe, errorText } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import { retryAfterMs } from "../queue/worker.js";
+import { retryAfterMs } from "../core/retry-after.js";
 import type { ScheduleStore, TaskRow } from "./store.js";
 import { parseTask, type Outcome, type RunResult, type TaskDefinition, type TaskOptions, type TaskStatus } from "./task.js";
 

@@ -1,4 +1,4 @@
-import type { SqlDb } from "../store/sql-db.js";
+import type { SqlDb } from "../db/sql-db.js";
 import type { ScheduleStore, TaskRow } from "./store.js";
 import type { Outcome } from "./task.js";
 

@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import { compress } from "hono/compress";
 import { z } from "zod";
-import type { Tickwork } from "../core/engine.js";
+import type { Tickwork } from "../tickwork.js";
 import { durationMs, parseOptions } from "../core/options.js";
 import { deliveryRoutes } from "./api/deliveries.js";
 import { fanoutRoutes } from "./api/fanouts.js";

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { Tickwork } from "../core/engine.js";
+import type { Tickwork } from "../tickwork.js";
 import type { LogEvent } from "../core/logger.js";
 import { JOB_STATUSES } from "../queue/job.js";
 

@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
-import type { Tickwork } from "../core/engine.js";
+import type { Tickwork } from "../tickwork.js";
 import { InvalidInputError } from "../core/errors.js";
 import { createAdminApp, type AdminApp, type AdminAppOptions } from "./app.js";
 import { prometheusMetrics } from "./metrics.js";

@@ -1,6 +1,6 @@
 import type { Migration } from "./migrations/migration.js";
-import type { PgExecutor } from "./pg-executor.js";
-import type { SqliteExecutor } from "./sqlite-executor.js";
+import type { PgExecutor } from "../db/pg-executor.js";
+import type { SqliteExecutor } from "../db/sqlite-executor.js";
 
 /**
  * Applies missing SQLite migrations in one IMMEDIATE transaction: the first process takes the write

@@ -1,5 +1,4 @@
 import pg from "pg";
-import { StoreUnavailableError } from "../core/errors.js";
 import { JOBS_CHANNEL, PostgresQueueStore } from "../queue/postgres.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
@@ -9,7 +8,7 @@ import { SqlFanoutStore } from "../fanout/sql.js";
 import { migratePostgres, quoteIdent } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { postgresMigrations } from "./migrations/postgres.js";
-import type { PgExecutor, QueryOptions } from "./pg-executor.js";
+import { classify, pgExecutor, pgTransaction } from "../db/pg.js";
 import type { Store } from "./store.js";
 
 export interface PostgresOptions {
@@ -50,7 +49,7 @@ export function postgres(config: string | PostgresOptions): Store {
     idempotency: new SqlIdempotencyStore(executor),
     delivery: new SqlDeliveryStore(executor),
     fanout: new SqlFanoutStore(executor),
-    migrate: () => migratePostgres((fn) => transaction(pool, fn), options.schema, postgresMigrations),
+    migrate: () => migratePostgres((fn) => pgTransaction(pool, fn), options.schema, postgresMigrations),
     async schemaVersion() {
       // Unqualified: the connection's search_path says where tickwork's tables are.
       const [found] = await executor.query<{ t: string | null }>(`SELECT to_regclass('tickwork_migrations')::text AS t`);
@@ -62,45 +61,6 @@ export function postgres(config: string | PostgresOptions): Store {
       if (ownsPool) await pool.end();
     },
   };
-}
-
-/** `pg` behind the executor seam: named prepared statements (unnamed when replanned), and connection failures typed as such. */
-function pgExecutor(client: pg.Pool | pg.PoolClient): PgExecutor {
-  return {
-    maxParams: 65_535,
-    async query<T>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<T[]> {
-      try {
-        const result = await client.query({ name: options.replan ? undefined : statementName(sql), text: sql, values: params as unknown[] });
-        return result.rows as T[];
-      } catch (error) {
-        throw classify(error);
-      }
-    },
-  };
-}
-
-const names = new Map<string, string>();
-function statementName(sql: string): string | undefined {
-  // Only parameterised statements are worth preparing; DDL and one-offs run unnamed.
-  if (!sql.includes("$1")) return undefined;
-  let name = names.get(sql);
-  if (!name) names.set(sql, (name = `tickwork_${names.size + 1}`));
-  return name;
-}
-
-async function transaction<T>(pool: pg.Pool, fn: (db: PgExecutor) => Promise<T>): Promise<T> {
-  const client = await pool.connect().catch((error: unknown) => Promise.reject(classify(error)));
-  try {
-    await client.query("BEGIN");
-    const result = await fn(pgExecutor(client));
-    await client.query("COMMIT");
-    return result;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
 }
 
 /**
@@ -151,19 +111,6 @@ async function listen(connection: pg.PoolConfig, pool: pg.Pool | undefined, onJo
     clearTimeout(retryTimer);
     await client?.end().catch(() => {});
   };
-}
-
-const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "57P01", "57P02", "57P03"]);
-
-/** Connection-level failures become `StoreUnavailableError`; SQL errors stay as they are (they are bugs). */
-function classify(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError) return error;
-  const code = (error as { code?: string } | null)?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  if ((code && (CONNECTION_CODES.has(code) || code.startsWith("08"))) || /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message)) {
-    return new StoreUnavailableError(`PostgreSQL is unreachable: ${message}`, { cause: error });
-  }
-  return error;
 }
 
 function describeTarget(options: PostgresOptions): string {

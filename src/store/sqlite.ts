@@ -5,11 +5,11 @@ import { SqlCacheStore } from "../cache/sql.js";
 import { SqlIdempotencyStore } from "../idempotency/sql.js";
 import { SqlDeliveryStore } from "../delivery/sql.js";
 import { SqlFanoutStore } from "../fanout/sql.js";
-import { sqliteSqlDb } from "./sql-db.js";
+import { sqliteSqlDb } from "../db/sql-db.js";
 import { migrateSqlite, sqliteSchemaVersion } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { sqliteMigrations } from "./migrations/sqlite.js";
-import type { SqlValue, SqliteExecutor } from "./sqlite-executor.js";
+import { betterSqliteExecutor } from "../db/better-sqlite3.js";
 import type { Store } from "./store.js";
 
 export interface SqliteOptions {
@@ -42,26 +42,5 @@ export function sqlite(path: string, options: SqliteOptions = {}): Store {
     close: async () => {
       db.close();
     },
-  };
-}
-
-/** better-sqlite3 behind the executor seam, with every statement prepared once and reused. */
-export function betterSqliteExecutor(db: Database.Database): SqliteExecutor {
-  const cache = new Map<string, Database.Statement>();
-  const prepare = (sql: string) => {
-    let stmt = cache.get(sql);
-    if (!stmt) cache.set(sql, (stmt = db.prepare(sql)));
-    return stmt;
-  };
-  return {
-    all<T>(sql: string, params: readonly SqlValue[] = []): T[] {
-      const stmt = prepare(sql);
-      if (stmt.reader) return stmt.all(...params) as T[];
-      stmt.run(...params);
-      return [];
-    },
-    run: (sql, params = []) => prepare(sql).run(...params).changes,
-    exec: (sql) => void db.exec(sql),
-    transaction: (fn) => db.transaction(fn).immediate(),
   };
 }

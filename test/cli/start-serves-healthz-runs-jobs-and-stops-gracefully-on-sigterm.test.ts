@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { createTickwork, type Tickwork } from "../../src/core/engine.js";
+import { createTickwork, type Tickwork } from "../../src/tickwork.js";
 import { eventually } from "../support/real-time.js";
 import { ADMIN_TOKEN, CliProcess, FIXTURES, cliDatabases, runCli, sqliteDatabase, workdir, type CliDatabase } from "./fixtures/cli.js";
 

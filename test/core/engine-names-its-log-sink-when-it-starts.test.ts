@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { createTickwork } from "../../src/core/engine.js";
+import { createTickwork } from "../../src/tickwork.js";
 import { jsonLines, type LogEvent } from "../../src/core/logger.js";
 import { sqlite } from "../../src/store/sqlite.js";
 

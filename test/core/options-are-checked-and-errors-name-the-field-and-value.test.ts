@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createTickwork, type Tickwork, type TickworkOptions } from "../../src/core/engine.js";
+import { createTickwork, type Tickwork, type TickworkOptions } from "../../src/tickwork.js";
 import { InvalidInputError, UnknownQueueError } from "../../src/core/errors.js";
 import type { EnqueueOptions } from "../../src/queue/options.js";
 import { sqlite } from "../../src/store/sqlite.js";

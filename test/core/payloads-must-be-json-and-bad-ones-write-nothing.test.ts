@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createTickwork, type Tickwork } from "../../src/core/engine.js";
+import { createTickwork, type Tickwork } from "../../src/tickwork.js";
 import { InvalidInputError, InvalidPayloadError } from "../../src/core/errors.js";
-import { serialisePayload } from "../../src/core/json.js";
+import { serialiseJson } from "../../src/core/json.js";
 import { sqlite } from "../../src/store/sqlite.js";
 
 function cyclic(): unknown {
@@ -52,11 +52,11 @@ async function jobsWritten(tw: Tickwork): Promise<number> {
   return total;
 }
 
-describe("serialisePayload", () => {
+describe("serialiseJson", () => {
   it.each(REFUSED)("refuses %s with InvalidPayloadError (TW_INVALID_PAYLOAD)", (_what, make, reason) => {
     let caught: unknown;
     try {
-      serialisePayload(make());
+      serialiseJson(make());
     } catch (error) {
       caught = error;
     }
@@ -68,11 +68,11 @@ describe("serialisePayload", () => {
   });
 
   it.each(ACCEPTED)("accepts %s as its JSON text", (_what, payload) => {
-    expect(serialisePayload(payload)).toBe(JSON.stringify(payload));
+    expect(serialiseJson(payload)).toBe(JSON.stringify(payload));
   });
 
   it("leaves out an object property that is undefined, as JSON does (it reads back as undefined)", () => {
-    expect(serialisePayload({ a: 1, b: undefined })).toBe('{"a":1}');
+    expect(serialiseJson({ a: 1, b: undefined })).toBe('{"a":1}');
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createTickwork, type Tickwork } from "../../src/core/engine.js";
+import { createTickwork, type Tickwork } from "../../src/tickwork.js";
 import type { LogEvent } from "../../src/core/logger.js";
 import { DuplicateRequestError } from "../../src/idempotency/idempotency.js";
 import { EffectsDb, Racers } from "./fixtures/idempotency-processes.js";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createTickwork, type Tickwork } from "../../src/core/engine.js";
+import { createTickwork, type Tickwork } from "../../src/tickwork.js";
 import type { LogEvent } from "../../src/core/logger.js";
 import { createHttpClient } from "../../src/http/client.js";
 import { sqlite } from "../../src/store/sqlite.js";

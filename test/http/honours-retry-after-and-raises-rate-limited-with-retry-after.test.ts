@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { HttpError, RateLimitedError } from "../../src/http/errors.js";
 import { createHttpClient, type HttpClientOptions } from "../../src/http/client.js";
-import { retryAfterMs } from "../../src/queue/worker.js";
+import { retryAfterMs } from "../../src/core/retry-after.js";
 import { fakeClock } from "../../src/testing/fake-clock.js";
 import { captureEvents, scriptedServer } from "./support/scripted-server.js";
 

@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Tickwork } from "../../src/core/engine.js";
+import type { Tickwork } from "../../src/tickwork.js";
 import { idempotencyKey } from "../../src/hono.js";
 import { deferred, engineFor, type Deferred } from "../support/queue-fixtures.js";
 import { allStoreCases } from "../support/stores.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createTickwork } from "../../src/core/engine.js";
+import { createTickwork } from "../../src/tickwork.js";
 import { StoreUnavailableError } from "../../src/core/errors.js";
 import { postgres } from "../../src/store/postgres.js";
 import type { Store } from "../../src/store/store.js";

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterEach, expect, it } from "vitest";
-import { createTickwork } from "../../src/core/engine.js";
+import { createTickwork } from "../../src/tickwork.js";
 import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL, dropSchema, uniqueSchema, withPg } from "../support/stores.js";
 

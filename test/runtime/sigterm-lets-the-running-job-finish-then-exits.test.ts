@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createTickwork } from "../../src/core/engine.js";
+import { createTickwork } from "../../src/tickwork.js";
 import { sqlite } from "../../src/store/sqlite.js";
 import { deferred, within } from "../support/real-time.js";
 

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteQueueStore } from "../../src/queue/sqlite.js";
 import { migrateSqlite } from "../../src/store/migrate.js";
 import { sqliteMigrations } from "../../src/store/migrations/sqlite.js";
-import { betterSqliteExecutor } from "../../src/store/sqlite.js";
-import type { SqliteExecutor } from "../../src/store/sqlite-executor.js";
+import { betterSqliteExecutor } from "../../src/db/better-sqlite3.js";
+import type { SqliteExecutor } from "../../src/db/sqlite-executor.js";
 
 /**
  * "No query's cost grows with the number of finished rows" (DESIGN.md), on SQLite: with 100,000

@@ -1,5 +1,5 @@
 import { afterEach } from "vitest";
-import { createTickwork, type Tickwork, type TickworkOptions } from "../../src/core/engine.js";
+import { createTickwork, type Tickwork, type TickworkOptions } from "../../src/tickwork.js";
 import type { LogEvent } from "../../src/core/logger.js";
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach } from "vitest";
-import { createTickwork } from "../../src/core/engine.js";
+import { createTickwork } from "../../src/tickwork.js";
 import type { LogEvent } from "../../src/core/logger.js";
 import type { TaskContext } from "../../src/schedule/task.js";
 import type { Store } from "../../src/store/store.js";

@@ -1,5 +1,5 @@
 import type { Job, JobStatus } from "../../queue/job.js";
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import { CONFIG_OPTION, DATABASE_OPTIONS, JSON_OPTION, LOG_LEVEL_OPTION, flag, noPositionals, positionals, stringOption, type Parsed } from "../args.js";
 import type { Command } from "../command.js";
 import { EXIT_FAILURE, EXIT_OK, UsageError, messageOf } from "../errors.js";

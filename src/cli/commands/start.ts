@@ -1,4 +1,4 @@
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import type { ServeOptions, Serving } from "../../server/index.js";
 import { CONFIG_OPTION, DATABASE_OPTIONS, LOG_LEVEL_OPTION, flag, noPositionals, stringOption, type Parsed } from "../args.js";
 import type { Command } from "../command.js";

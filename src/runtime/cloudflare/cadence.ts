@@ -1,4 +1,4 @@
-import type { TickResult } from "../../core/engine.js";
+import type { TickResult } from "../../tickwork.js";
 
 /** How an object's alarm follows its engine (seed 000's adaptive interval). */
 export interface AlarmCadence {

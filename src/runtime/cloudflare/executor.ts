@@ -1,5 +1,5 @@
 import { InvalidInputError } from "../../core/errors.js";
-import type { SqlValue, SqliteExecutor } from "../../store/sqlite-executor.js";
+import type { SqlValue, SqliteExecutor } from "../../db/sqlite-executor.js";
 import type { DurableObjectStorageLike, SqlStorageValue } from "./platform.js";
 
 /**

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Duration } from "../../core/duration.js";
-import { createTickwork, type Tickwork } from "../../core/engine.js";
+import { createTickwork, type Tickwork } from "../../tickwork.js";
 import { InvalidInputError, describe, errorText } from "../../core/errors.js";
 import { jsonLines, type LogSink, type LoggerOption } from "../../core/logger.js";
 import type { DeliveryStatus } from "../../delivery/delivery.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { TickworkOptions } from "../../core/engine.js";
+import type { TickworkOptions } from "../../tickwork.js";
 import { InvalidInputError } from "../../core/errors.js";
 import type { LogLevel, LoggerOption } from "../../core/logger.js";
 import { durationMs, parseOptions } from "../../core/options.js";

@@ -8,7 +8,7 @@ import { SqlScheduleStore } from "../../schedule/sql.js";
 import { migrateSqlite, sqliteSchemaVersion } from "../../store/migrate.js";
 import { latestVersion } from "../../store/migrations/migration.js";
 import { sqliteMigrations } from "../../store/migrations/sqlite.js";
-import { sqliteSqlDb } from "../../store/sql-db.js";
+import { sqliteSqlDb } from "../../db/sql-db.js";
 import type { Store } from "../../store/store.js";
 import { DURABLE_OBJECT_MAX_PARAMS, durableObjectExecutor } from "./executor.js";
 import type { DurableObjectStorageLike } from "./platform.js";

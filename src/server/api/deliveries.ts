@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import type { Delivery } from "../../delivery/delivery.js";
 import type { DeliveryRow, DroppedRow } from "../../delivery/store.js";
 import { ApiError } from "../errors.js";

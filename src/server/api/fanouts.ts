@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import type { Fanout } from "../../fanout/fanout.js";
 import { ApiError } from "../errors.js";
 import { parseParam, text } from "../validation.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import { errorText } from "../../core/errors.js";
 
 /** Probes, open without a token: they say whether to send traffic, nothing about the work. */

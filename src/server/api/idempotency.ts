@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import type { IdempotencyRecord, ListCursor } from "../../idempotency/store.js";
 import { cursorOf, limit, parseQuery, text, toCursor } from "../validation.js";
 

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import { JOB_STATUSES, type JobStatus } from "../../queue/job.js";
 import { ApiError } from "../errors.js";
 import { jobId, limit, name, parseParam, parseQuery, text } from "../validation.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import type { Job } from "../../queue/job.js";
 import type { TaskStatus } from "../../schedule/task.js";
 import type { Throughput } from "../throughput.js";

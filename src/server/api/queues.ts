@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import { ApiError } from "../errors.js";
 import { name, parseParam } from "../validation.js";
 import type { JobStatusName, QueueSummary } from "./types.js";

@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import type { Tickwork } from "../../core/engine.js";
+import type { Tickwork } from "../../tickwork.js";
 import { ApiError } from "../errors.js";
 import { instant, name, parseBody, parseParam, resolveInstant } from "../validation.js";
 

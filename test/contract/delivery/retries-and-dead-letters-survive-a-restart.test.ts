@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Tickwork } from "../../../src/core/engine.js";
+import type { Tickwork } from "../../../src/tickwork.js";
 import type { DeliveryMessage } from "../../../src/delivery/options.js";
 import { allStoreCases } from "../../support/stores.js";
 import { MINUTE, enginesFor } from "../../support/schedule-fixtures.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Tickwork } from "../../../src/core/engine.js";
+import type { Tickwork } from "../../../src/tickwork.js";
 import { allStoreCases } from "../../support/stores.js";
 import { SECOND, enginesFor } from "../../support/schedule-fixtures.js";
 

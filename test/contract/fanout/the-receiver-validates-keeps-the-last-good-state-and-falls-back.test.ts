@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InvalidInputError } from "../../../src/core/errors.js";
-import type { Tickwork } from "../../../src/core/engine.js";
+import type { Tickwork } from "../../../src/tickwork.js";
 import { EmptyStateError } from "../../../src/fanout/fanout.js";
 import { fanoutReceiver, type ReceiverStorage } from "../../../src/fanout/receiver.js";
 import { allStoreCases } from "../../support/stores.js";

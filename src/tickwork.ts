@@ -1,25 +1,25 @@
 import { z } from "zod";
-import type { Store } from "../store/store.js";
-import { Jobs } from "../queue/jobs.js";
-import type { EnqueuedJob } from "../queue/job.js";
-import { parseQueueOptions, type EnqueueOptions, type QueueOptions } from "../queue/options.js";
-import { Queue } from "../queue/queue.js";
-import { JobAbortedError, QueueWorker } from "../queue/worker.js";
-import { Scheduler } from "../schedule/scheduler.js";
-import { Cache } from "../cache/cache.js";
-import { Idempotency, type IdempotencyOptions } from "../idempotency/idempotency.js";
-import type { RunResult, TaskOptions, TaskStatus } from "../schedule/task.js";
-import { systemClock, type Clock, type TimerHandle } from "./clock.js";
-import type { Duration } from "./duration.js";
-import { InvalidInputError, UnknownQueueError, describe, errorText } from "./errors.js";
-import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "./logger.js";
-import { durationMs, fn, parseOptions } from "./options.js";
-import { onShutdownSignal } from "./signals.js";
-import { CARRY_WAKE_MS, Outbound } from "./outbound.js";
-import { Delivery } from "../delivery/delivery.js";
-import { parseDeliveryOptions, type DeliveryOptions } from "../delivery/options.js";
-import { Fanout } from "../fanout/fanout.js";
-import { parseFanoutOptions, type FanoutOptions, type FanoutTarget } from "../fanout/options.js";
+import type { Store } from "./store/store.js";
+import { Jobs } from "./queue/jobs.js";
+import type { EnqueuedJob } from "./queue/job.js";
+import { parseQueueOptions, type EnqueueOptions, type QueueOptions } from "./queue/options.js";
+import { Queue } from "./queue/queue.js";
+import { JobAbortedError, QueueWorker } from "./queue/worker.js";
+import { Scheduler } from "./schedule/scheduler.js";
+import { Cache } from "./cache/cache.js";
+import { Idempotency, type IdempotencyOptions } from "./idempotency/idempotency.js";
+import type { RunResult, TaskOptions, TaskStatus } from "./schedule/task.js";
+import { systemClock, type Clock, type TimerHandle } from "./core/clock.js";
+import type { Duration } from "./core/duration.js";
+import { InvalidInputError, UnknownQueueError, describe, errorText } from "./core/errors.js";
+import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "./core/logger.js";
+import { durationMs, fn, parseOptions } from "./core/options.js";
+import { onShutdownSignal } from "./core/signals.js";
+import { CARRY_WAKE_MS, Outbound } from "./core/outbound.js";
+import { Delivery } from "./delivery/delivery.js";
+import { parseDeliveryOptions, type DeliveryOptions } from "./delivery/options.js";
+import { Fanout } from "./fanout/fanout.js";
+import { parseFanoutOptions, type FanoutOptions, type FanoutTarget } from "./fanout/options.js";
 
 const retentionMs = z.union([durationMs, z.literal(false)]);
 
@@ -111,6 +111,8 @@ export class Tickwork {
   private readonly defaultedLogger: boolean;
   private readonly schedule: Scheduler;
   private readonly outbound: Outbound;
+  private readonly deliveryUnits = new Map<string, Delivery<unknown>>();
+  private readonly fanoutUnits = new Map<string, Fanout<unknown>>();
   /**
    * Periodic tasks' operations: `status()`, `runNow(task | "all")`, `pauseUntil(time, task?)`,
    * `resume(task?)`, `backfill(task, from, to)`.
@@ -140,7 +142,12 @@ export class Tickwork {
     });
     this.cache = new Cache(this.store.cache, () => this.clock.now());
     this.idempotency = new Idempotency({ store: this.store.idempotency, clock: this.clock, logger: this.logger }, o.idempotency);
-    this.outbound = new Outbound({ clock: this.clock, logger: this.logger, budget: o.tickBudget, pollMs: o.pollInterval, onError: o.onError });
+    this.outbound = new Outbound({ clock: this.clock, logger: this.logger, budget: o.tickBudget,
+      pollMs: o.pollInterval,
+      // Fan-outs first: a few pushes that keep every receiver's configuration current come before bulk callbacks.
+      units: () => [...this.fanoutUnits.values(), ...this.deliveryUnits.values()],
+      onError: o.onError,
+    });
     this.schedule = new Scheduler({ store: this.store.schedule, clock: this.clock, logger: this.logger, instanceId: this.instanceId, maxIdleMs: SCHEDULE_MAX_IDLE_MS });
     const schedule = this.schedule;
     this.scheduler = {
@@ -201,9 +208,9 @@ export class Tickwork {
    * after the last step.
    */
   delivery<T = unknown>(name: string, options: DeliveryOptions<T>): Delivery<T> {
-    if (this.outbound.deliveries.has(name)) throw new InvalidInputError(`delivery "${name}" is already declared`);
+    if (this.deliveryUnits.has(name)) throw new InvalidInputError(`delivery "${name}" is already declared`);
     const delivery = new Delivery<T>(parseDeliveryOptions(name, options), { store: this.store.delivery, clock: this.clock, logger: this.logger, wake: () => this.outbound.wake() });
-    this.outbound.deliveries.set(name, delivery as Delivery<unknown>);
+    this.deliveryUnits.set(name, delivery as Delivery<unknown>);
     return delivery;
   }
 
@@ -212,20 +219,20 @@ export class Tickwork {
    * the state, retries the targets that failed on `backoff`, and re-pushes everything every `reconcile`.
    */
   fanout<S = unknown, G extends FanoutTarget = FanoutTarget>(name: string, options: FanoutOptions<S, G>): Fanout<S> {
-    if (this.outbound.fanouts.has(name)) throw new InvalidInputError(`fanout "${name}" is already declared`);
+    if (this.fanoutUnits.has(name)) throw new InvalidInputError(`fanout "${name}" is already declared`);
     const fanout = new Fanout<S>(parseFanoutOptions(name, options), { store: this.store.fanout, clock: this.clock, logger: this.logger, wake: () => this.outbound.wake() });
-    this.outbound.fanouts.set(name, fanout as Fanout<unknown>);
+    this.fanoutUnits.set(name, fanout as Fanout<unknown>);
     return fanout;
   }
 
   /** Declared deliveries by name (for admin surfaces). */
   get deliveries(): ReadonlyMap<string, Delivery<unknown>> {
-    return this.outbound.deliveries;
+    return this.deliveryUnits;
   }
 
   /** Declared fan-outs by name (for admin surfaces). */
   get fanouts(): ReadonlyMap<string, Fanout<unknown>> {
-    return this.outbound.fanouts;
+    return this.fanoutUnits;
   }
 
   /** Enqueues on a declared queue by name (for code that holds no `Queue` handle: CLIs, admin APIs). */
@@ -292,8 +299,8 @@ export class Tickwork {
     this.logger.info("engine.workers_started", {
       queues: [...this.workers.values()].map((w) => ({ queue: w.config.name, concurrency: w.config.concurrency })),
       tasks: this.schedule.names,
-      deliveries: [...this.outbound.deliveries.keys()],
-      fanouts: [...this.outbound.fanouts.keys()],
+      deliveries: [...this.deliveryUnits.keys()],
+      fanouts: [...this.fanoutUnits.keys()],
       tickBudget: this.o.tickBudget,
       wakeUps: this.store.subscribe ? "store notifications" : `poll every ${this.o.pollInterval} ms (and enqueues in this process)`,
     });
