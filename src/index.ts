@@ -9,28 +9,25 @@ export {
   InvalidInputError,
   InvalidDurationError,
   InvalidPayloadError,
-  UnknownQueueError,
-  JobNotFoundError,
-  JobStateError,
   StoreUnavailableError,
   RetryAfterError,
-  PermanentJobError,
 } from "./core/errors.js";
 export { Queue } from "./queue/queue.js";
 export { Jobs, type ListFilter } from "./queue/jobs.js";
-export { JobAbortedError } from "./queue/worker.js";
+export { UnknownQueueError, JobNotFoundError, JobStateError, PermanentJobError, JobAbortedError } from "./queue/errors.js";
 export type { Job, JobStatus, JobContext, JobHandler, EnqueuedJob } from "./queue/job.js";
 export type { QueueOptions, EnqueueOptions, EnqueueItem } from "./queue/options.js";
 export type { QueueStore, QueueCounts, SqlClient } from "./queue/store.js";
 export type { Store } from "./store/store.js";
-export { TaskAbortedError } from "./schedule/scheduler.js";
-export type { TaskOptions, TaskContext, TaskRun, TaskStatus, RunRecord, RunResult, Outcome as TaskOutcome } from "./schedule/task.js";
+export { TaskAbortedError } from "./schedule/errors.js";
+export type { TaskOptions, TaskContext, TaskRun, TaskStatus, RunRecord, RunResult, TaskOutcome } from "./schedule/task.js";
 export type { ScheduleStore } from "./schedule/store.js";
 export { Cache, type CacheEntry } from "./cache/cache.js";
 export type { CacheStore } from "./cache/store.js";
-export { Idempotency, DuplicateRequestError, IdempotencyKeyReuseError, type RunOptions as IdempotencyRunOptions, type IdempotencyOptions } from "./idempotency/idempotency.js";
+export { Idempotency, type RunOptions as IdempotencyRunOptions, type IdempotencyOptions } from "./idempotency/idempotency.js";
+export { DuplicateRequestError, IdempotencyKeyReuseError } from "./idempotency/errors.js";
 export type { IdempotencyStore, IdempotencyRecord } from "./idempotency/store.js";
-// http: a typed fetch wrapper with retries, per-attempt timeouts and rate-limit headers (seed 003's Tenero client).
+// http: a typed fetch wrapper with retries, per-attempt timeouts and rate-limit headers.
 export {
   createHttpClient,
   HttpClient,
@@ -46,17 +43,19 @@ export {
 export { HttpRequestError, HttpError, RateLimitedError, HttpTimeoutError, HttpNetworkError, HttpSchemaError, type HttpFailure, type HttpStatusFailure, type SchemaIssue } from "./http/errors.js";
 export { parseRateLimit, type RateLimit, type RateLimitWindow } from "./http/rate-limit.js";
 export { parseRetryAfter, requestIdOf } from "./http/headers.js";
-// delivery (seed 000): batched callbacks with a per-tick budget, persisted retries, dead letters and replay.
+// delivery: batched callbacks with a per-tick budget, persisted retries, dead letters and replay.
 export { Delivery, type EmitResult, type EmitFromResult, type DeliveryPass, type DeliveryStatus } from "./delivery/delivery.js";
 export type { DeliveryOptions, DeliveryItem, DeliveryMessage, SendContext, Send } from "./delivery/options.js";
 export type { DeliveryStore, DeliveryRow, DroppedRow, DeliveryCounts } from "./delivery/store.js";
 export { keyset } from "./delivery/keyset.js";
-export { webhookSender, verifyWebhook, WebhookVerificationError, WebhookResponseError, type WebhookSenderOptions, type VerifyOptions } from "./delivery/webhooks.js";
-// fan-out (seed 001): one state pushed to groups of targets, retried, reconciled; and the receiving side.
-export { Fanout, EmptyStateError, type FanoutStatus, type FanoutTargetStatus, type FanoutPass } from "./fanout/fanout.js";
+export { webhookSender, verifyWebhook, type WebhookSenderOptions, type VerifyOptions } from "./delivery/webhooks.js";
+export { WebhookVerificationError, WebhookResponseError } from "./delivery/errors.js";
+// fan-out: one state pushed to groups of targets, retried, reconciled; and the receiving side.
+export { Fanout, type FanoutStatus, type FanoutTargetStatus, type FanoutPass } from "./fanout/fanout.js";
+export { EmptyStateError } from "./fanout/errors.js";
 export type { FanoutOptions, FanoutGroup, FanoutTarget, PushContext, PushSend } from "./fanout/options.js";
 export type { FanoutStore } from "./fanout/store.js";
 export { FanoutReceiver, fanoutReceiver, type ReceiverOptions, type ReceiverStorage, type StateSource } from "./fanout/receiver.js";
-export { CallTimeoutError } from "./core/timeout.js";
+export { CallTimeoutError } from "./core/errors.js";
 // The `tickwork` command line: the type of a config file (`tickwork.config.ts`).
 export { defineConfig, type TickworkConfig, type ConfigSetup, type ConfigContext, type ConfigDatabase, type ConfigTeardown, type ConfigEngineOptions } from "./cli/define-config.js";

@@ -1,17 +1,17 @@
 import { z } from "zod";
 import type { Store } from "./store/store.js";
-import { Jobs } from "./queue/jobs.js";
+import type { Jobs } from "./queue/jobs.js";
 import type { EnqueuedJob } from "./queue/job.js";
-import { parseQueueOptions, type EnqueueOptions, type QueueOptions } from "./queue/options.js";
-import { Queue } from "./queue/queue.js";
-import { JobAbortedError, QueueWorker } from "./queue/worker.js";
-import { Scheduler } from "./schedule/scheduler.js";
+import type { EnqueueOptions, QueueOptions } from "./queue/options.js";
+import type { Queue } from "./queue/queue.js";
+import { Queues } from "./queue/queues.js";
+import { TaskScheduler } from "./schedule/scheduler.js";
 import { Cache } from "./cache/cache.js";
 import { Idempotency, type IdempotencyOptions } from "./idempotency/idempotency.js";
 import type { RunResult, TaskOptions, TaskStatus } from "./schedule/task.js";
 import { systemClock, type Clock, type TimerHandle } from "./core/clock.js";
 import type { Duration } from "./core/duration.js";
-import { InvalidInputError, UnknownQueueError, describe, errorText } from "./core/errors.js";
+import { InvalidInputError, describe, errorText } from "./core/errors.js";
 import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "./core/logger.js";
 import { durationMs, fn, parseOptions } from "./core/options.js";
 import { onShutdownSignal } from "./core/signals.js";
@@ -36,8 +36,9 @@ const engineOptionsSchema = z
     /** How often expired leases are looked for; default 5s. */
     rescueInterval: durationMs.default(5_000),
     /**
-     * Outbound calls per tick, shared by deliveries, their retries and fan-out pushes (seed 000: 500,
-     * a Durable Object's subrequest limit); what does not fit is carried to the next tick.
+     * Outbound calls per tick, shared by deliveries, their retries and fan-out pushes; what does not
+     * fit is carried to the next tick. Default 500: half of what one Durable Object invocation may
+     * call out, so a tick's own store and log calls always fit beside it.
      */
     tickBudget: z.number().int().min(1).max(1_000_000).default(500),
     /** How long a graceful stop waits for running jobs; default 30s. */
@@ -70,11 +71,10 @@ export interface TickResult {
   outbound: { used: number; budget: number };
 }
 
+/** Finished jobs and expired idempotency keys are pruned at most this often (rescues run every `rescueInterval`). */
 const PRUNE_EVERY_MS = 60_000;
 /** The continuous scheduler re-reads task state at least this often (pauses and runs made elsewhere). */
 const SCHEDULE_MAX_IDLE_MS = 60_000;
-const PRUNE_BATCH = 1_000;
-const RESCUE_BATCH = 1_000;
 
 /** Creates an engine on a store, runs migrations, and says where its events go. */
 export async function createTickwork(options: TickworkOptions): Promise<Tickwork> {
@@ -82,12 +82,16 @@ export async function createTickwork(options: TickworkOptions): Promise<Tickwork
   const tw = new Tickwork(o);
   if (o.migrate) await o.store.migrate();
   tw.announce();
-  // Seed 002: expired idempotency keys are removed at start (and then with the other pruning).
+  // Expired idempotency keys are deleted as soon as an engine is created, so a Durable Object cleans up
+  // at each initialisation, before any alarm has ticked; then they go with the other pruning.
   await tw.idempotency.prune();
   return tw;
 }
 
-/** The engine: declared queues (and, later, tasks, deliveries, fan-outs), driven by ticks or by `start()`. */
+/**
+ * The engine: the units it drives (queues, tasks, deliveries and fan-outs), each reporting when it
+ * next has work, and their upkeep; driven by ticks or by `start()`.
+ */
 export class Tickwork {
   readonly store: Store;
   readonly clock: Clock;
@@ -98,18 +102,17 @@ export class Tickwork {
   readonly cache: Cache;
   /** Check, claim, complete: `run({ scope, key, operation, claimScope?, fingerprint? }, fn)`. */
   readonly idempotency: Idempotency;
-  private readonly queues = new Map<string, Queue<unknown>>();
-  private readonly workers = new Map<string, QueueWorker>();
+  private readonly queues: Queues;
   private started = false;
   private stopped = false;
   private lastPruneAt = Number.NEGATIVE_INFINITY;
   private maintenanceTimer: TimerHandle | undefined;
-  /** The maintenance pass in flight: stop() waits for it, so the store never closes under its statements. */
+  /** The upkeep pass in flight: stop() waits for it, so the store never closes under its statements. */
   private maintenance: Promise<void> | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private removeSignalHandler: (() => void) | undefined;
   private readonly defaultedLogger: boolean;
-  private readonly schedule: Scheduler;
+  private readonly schedule: TaskScheduler;
   private readonly outbound: Outbound;
   private readonly deliveryUnits = new Map<string, Delivery<unknown>>();
   private readonly fanoutUnits = new Map<string, Fanout<unknown>>();
@@ -132,14 +135,8 @@ export class Tickwork {
     this.defaultedLogger = o.logger === undefined;
     this.logger = new Logger(o.logger === undefined ? jsonLines() : toSink(o.logger), () => this.clock.now(), o.logLevel as LogLevel);
     this.instanceId = o.instanceId ?? randomId();
-    this.jobs = new Jobs({
-      store: this.store.queue,
-      logger: this.logger,
-      now: () => this.clock.now(),
-      knownQueues: () => [...this.queues.keys()],
-      wake: (queue) => this.wake(queue),
-      abortLocal: (id) => [...this.workers.values()].some((w) => w.abort(id, new JobAbortedError("cancelled", `job ${id} was cancelled`))),
-    });
+    this.queues = new Queues({ store: this.store.queue, clock: this.clock, logger: this.logger, instanceId: this.instanceId, pollIntervalMs: o.pollInterval, retention: o.retention });
+    this.jobs = this.queues.jobs;
     this.cache = new Cache(this.store.cache, () => this.clock.now());
     this.idempotency = new Idempotency({ store: this.store.idempotency, clock: this.clock, logger: this.logger }, o.idempotency);
     this.outbound = new Outbound({ clock: this.clock, logger: this.logger, budget: o.tickBudget,
@@ -148,7 +145,7 @@ export class Tickwork {
       units: () => [...this.fanoutUnits.values(), ...this.deliveryUnits.values()],
       onError: o.onError,
     });
-    this.schedule = new Scheduler({ store: this.store.schedule, clock: this.clock, logger: this.logger, instanceId: this.instanceId, maxIdleMs: SCHEDULE_MAX_IDLE_MS });
+    this.schedule = new TaskScheduler({ store: this.store.schedule, clock: this.clock, logger: this.logger, instanceId: this.instanceId, maxIdleMs: SCHEDULE_MAX_IDLE_MS });
     const schedule = this.schedule;
     this.scheduler = {
       status: () => schedule.status(),
@@ -176,22 +173,7 @@ export class Tickwork {
    * without one, it only enqueues.
    */
   queue<P = unknown>(name: string, options: QueueOptions<P> = {}): Queue<P> {
-    if (this.queues.has(name)) throw new InvalidInputError(`queue "${name}" is already declared`);
-    const config = parseQueueOptions(name, options);
-    const queue = new Queue<P>(config, {
-      store: this.store.queue,
-      logger: this.logger,
-      now: () => this.clock.now(),
-      wake: (q) => this.wake(q),
-      handoff: (q, count) => this.workers.get(q)?.handoff(count) ?? null,
-    });
-    this.queues.set(name, queue as Queue<unknown>);
-    if (config.handler) {
-      const worker = new QueueWorker(config, { store: this.store.queue, clock: this.clock, logger: this.logger, instanceId: this.instanceId, pollIntervalMs: this.o.pollInterval });
-      this.workers.set(name, worker);
-      if (this.started) worker.start();
-    }
-    return queue;
+    return this.queues.declare(name, options);
   }
 
   /**
@@ -203,7 +185,7 @@ export class Tickwork {
   }
 
   /**
-   * Declares a batched delivery (seed 000): `emit(items)` writes them to a durable outbox; each tick
+   * Declares a batched delivery: `emit(items)` writes them to a durable outbox; each tick
    * sends what its budget allows, retries failures on `retry` and drops them to a dead-letter table
    * after the last step.
    */
@@ -215,7 +197,7 @@ export class Tickwork {
   }
 
   /**
-   * Declares a configuration fan-out (seed 001): `push(state)` sends each group its projection of
+   * Declares a configuration fan-out: `push(state)` sends each group its projection of
    * the state, retries the targets that failed on `backoff`, and re-pushes everything every `reconcile`.
    */
   fanout<S = unknown, G extends FanoutTarget = FanoutTarget>(name: string, options: FanoutOptions<S, G>): Fanout<S> {
@@ -237,9 +219,7 @@ export class Tickwork {
 
   /** Enqueues on a declared queue by name (for code that holds no `Queue` handle: CLIs, admin APIs). */
   async enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
-    const q = this.queues.get(queue);
-    if (!q) throw new UnknownQueueError(queue, [...this.queues.keys()]);
-    return q.enqueue(payload, options);
+    return this.queues.enqueue(queue, payload, options);
   }
 
   /**
@@ -252,34 +232,17 @@ export class Tickwork {
     if (this.started) throw new InvalidInputError("tick() drives the engine by hand; it cannot run while start() drives it");
     const maxJobs = options.maxJobs ?? 1_000;
     if (!Number.isInteger(maxJobs) || maxJobs < 1) throw new InvalidInputError(`tick: maxJobs must be an integer >= 1, got ${describe(maxJobs)}`);
-    await this.rescue();
-    await this.pruneIfDue();
-    // Tasks first: a task may enqueue jobs (seed 004's scheduler), which this same tick then runs.
+    await this.upkeep();
+    // Each unit runs what is due and says when it next has work. Tasks go first: a task may enqueue
+    // jobs (a recurring producer turning due subscriptions into jobs), which this same tick then runs;
+    // jobs before outbound work, which a job may emit.
     const taskWake = await this.schedule.tick({ wait: true });
-    let ran = 0;
-    let more = false;
-    // A rate-limited queue's due jobs wait for its window, not for the store's due times.
-    const limitedUntil = new Map<string, number>();
-    for (const [name, worker] of this.workers) {
-      if (ran >= maxJobs) {
-        more = true;
-        break;
-      }
-      const result = await worker.runDue(maxJobs - ran);
-      ran += result.ran;
-      more ||= result.more;
-      if (result.rateLimitedUntil !== undefined) limitedUntil.set(name, result.rateLimitedUntil);
-    }
+    const jobs = await this.queues.runDue(maxJobs);
     const outbound = await this.outbound.pass();
-    const result = { ran, carried: outbound.carried, outbound: { used: outbound.used, budget: outbound.budget } };
-    if (more) return { nextWakeAt: this.clock.now(), ...result };
+    const result = { ran: jobs.ran, carried: outbound.carried, outbound: { used: outbound.used, budget: outbound.budget } };
+    if (jobs.more) return { nextWakeAt: this.clock.now(), ...result };
     if (outbound.carried) return { nextWakeAt: this.clock.now() + CARRY_WAKE_MS, ...result };
-    const free = [...this.workers.keys()].filter((name) => !limitedUntil.has(name));
-    const times = [...limitedUntil.values()];
-    if (taskWake !== null) times.push(taskWake);
-    const due = await this.store.queue.nextWakeAt({ queues: free });
-    if (due !== null) times.push(due);
-    if (outbound.nextAt !== null) times.push(outbound.nextAt);
+    const times = [taskWake, jobs.nextAt, outbound.nextAt].filter((at) => at !== null);
     return { nextWakeAt: times.length ? Math.min(...times) : null, ...result };
   }
 
@@ -289,15 +252,15 @@ export class Tickwork {
     if (this.started) return;
     this.started = true;
     if (this.store.subscribe) {
-      this.unsubscribe = await this.store.subscribe((queue) => (queue === "*" ? this.wakeAll() : this.wake(queue)));
+      this.unsubscribe = await this.store.subscribe((queue) => (queue === "*" ? this.queues.wakeAll() : this.queues.wake(queue)));
     }
     if (this.o.handleSignals) this.removeSignalHandler = onShutdownSignal(() => this.stop());
     await this.maintain();
-    for (const worker of this.workers.values()) worker.start();
+    this.queues.start();
     this.schedule.start();
     this.outbound.start();
     this.logger.info("engine.workers_started", {
-      queues: [...this.workers.values()].map((w) => ({ queue: w.config.name, concurrency: w.config.concurrency })),
+      queues: this.queues.running,
       tasks: this.schedule.names,
       deliveries: [...this.deliveryUnits.keys()],
       fanouts: [...this.fanoutUnits.keys()],
@@ -319,7 +282,7 @@ export class Tickwork {
       this.maintenance,
       this.schedule.stop(this.o.shutdownGrace),
       this.outbound.stop(),
-      ...[...this.workers.values()].map((w) => w.stop(this.o.shutdownGrace)),
+      this.queues.stop(this.o.shutdownGrace),
     ]);
     await this.unsubscribe?.();
     await this.store.close();
@@ -334,32 +297,18 @@ export class Tickwork {
       logSink: this.logger.sink.name,
       started: this.started,
       stopped: this.stopped,
-      queues: [...this.queues.values()].map((q) => ({
-        name: q.name,
-        concurrency: q.config.concurrency,
-        hasHandler: this.workers.has(q.name),
-        ...(this.workers.get(q.name)?.stats ?? {}),
-      })),
+      queues: this.queues.status(),
     };
   }
 
-  private wake(queue: string): void {
-    this.workers.get(queue)?.wake();
-  }
-
-  private wakeAll(): void {
-    for (const worker of this.workers.values()) worker.wake();
-  }
-
-  /** Periodic upkeep while started: rescue expired leases, prune history. Kept as `maintenance` for stop(). */
+  /** Upkeep on the `rescueInterval` while started; the pass in flight is kept as `maintenance` for stop(). */
   private maintain(): Promise<void> {
     return (this.maintenance = this.maintainOnce());
   }
 
   private async maintainOnce(): Promise<void> {
     try {
-      await this.rescue();
-      await this.pruneIfDue();
+      await this.upkeep();
     } catch (error) {
       this.logger.error("store.error", { operation: "maintenance", error: errorText(error) });
       this.o.onError?.(error);
@@ -367,33 +316,13 @@ export class Tickwork {
     if (!this.stopped) this.maintenanceTimer = this.clock.setTimeout(() => void this.maintain(), this.o.rescueInterval);
   }
 
-  private async rescue(): Promise<void> {
-    const queues = [...this.workers.keys()];
-    const rescued = await this.store.queue.rescueExpired({ queues, now: this.clock.now(), limit: RESCUE_BATCH });
-    for (const job of rescued) {
-      this.logger.warn("job.lease_expired", { queue: job.queue, id: job.id, attempt: job.attempts, attempts: job.attempts, maxAttempts: job.maxAttempts, status: job.status });
-      if (job.status !== "failed") continue;
-      this.logger.error("job.failed", { queue: job.queue, id: job.id, attempt: job.attempts, attempts: job.attempts, maxAttempts: job.maxAttempts, error: "lease expired on the last attempt" });
-      const worker = this.workers.get(job.queue);
-      const failed = worker?.config.onFailed ? await this.store.queue.get({ id: job.id }) : null;
-      if (worker && failed) await worker.failed(failed, failed.lastError ?? "lease expired");
-    }
-    for (const queue of new Set(rescued.filter((j) => j.status === "pending").map((j) => j.queue))) this.wake(queue);
-  }
-
-  private async pruneIfDue(): Promise<void> {
+  /** Lapsed leases rescued on every pass; finished jobs and expired idempotency keys pruned once a minute at most. */
+  private async upkeep(): Promise<void> {
+    await this.queues.rescue();
     const now = this.clock.now();
     if (now - this.lastPruneAt < PRUNE_EVERY_MS) return;
     this.lastPruneAt = now;
-    for (const status of ["succeeded", "failed", "cancelled"] as const) {
-      const keep = this.o.retention[status];
-      if (keep === false) continue;
-      let pruned = 0;
-      for (let n = PRUNE_BATCH; n === PRUNE_BATCH; pruned += n) {
-        n = await this.store.queue.pruneFinished({ status, before: now - keep, limit: PRUNE_BATCH });
-      }
-      if (pruned) this.logger.info("jobs.pruned", { status, count: pruned, olderThanMs: keep });
-    }
+    await this.queues.prune(now);
     await this.idempotency.prune();
   }
 }

@@ -1,9 +1,10 @@
 import { toMs, type Duration } from "../core/duration.js";
 import { InvalidInputError, describe } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
+import { instantOf } from "../core/time.js";
 import type { CacheStore } from "./store.js";
 
-/** A cached value and when it was fetched from its source (seed 003: `{ price, fetchedAt }`). */
+/** A cached value and when it was fetched from its source (e.g. `{ value: price, fetchedAt }`), so a reader can judge its age. */
 export interface CacheEntry<T> {
   value: T;
   fetchedAt: number;
@@ -12,8 +13,9 @@ export interface CacheEntry<T> {
 const MAX_KEY_LENGTH = 512;
 
 /**
- * A small key-value cache for values fetched on a schedule and read on the request path (seed 003's
- * `tenero:price:{tokenId}`): a periodic task puts, readers get with the staleness they accept.
+ * A small key-value cache for values fetched on a schedule and read on the request path (prices
+ * under `price:{tokenId}`, say): a periodic task puts, readers get with the staleness they accept,
+ * and no request waits on the upstream or spends its rate limit.
  */
 export class Cache {
   constructor(
@@ -24,9 +26,9 @@ export class Cache {
   /** Stores `value` (JSON-serialisable) with `fetchedAt` (default now). */
   async put<T>(key: string, value: T, options: { fetchedAt?: Date | number } = {}): Promise<CacheEntry<T>> {
     checkKey(key);
-    const fetchedAt = options.fetchedAt === undefined ? this.now() : options.fetchedAt instanceof Date ? options.fetchedAt.getTime() : options.fetchedAt;
+    const fetchedAt = options.fetchedAt === undefined ? this.now() : instantOf(options.fetchedAt);
     // An integer, as Date.getTime() gives: PostgreSQL's bigint column would refuse 1.5 where SQLite keeps it.
-    if (!Number.isSafeInteger(fetchedAt)) throw new InvalidInputError(`cache.put: fetchedAt must be a Date or epoch milliseconds (an integer), got ${describe(options.fetchedAt)}`);
+    if (fetchedAt === null || !Number.isSafeInteger(fetchedAt)) throw new InvalidInputError(`cache.put: fetchedAt must be a Date or epoch milliseconds (an integer), got ${describe(options.fetchedAt)}`);
     const text = serialiseJson(value, { where: `cache.put(${JSON.stringify(key)})`, subject: "the value" });
     await this.store.put({ key, value: text, fetchedAt });
     return { value, fetchedAt };

@@ -2,6 +2,9 @@
  * Exit codes: 0 done; 1 a runtime failure (the store is unreachable or not migrated, a job is not in
  * a state that allows the operation, a task run failed, setup threw); 2 a usage error (bad command,
  * option or value, or a config file that cannot be loaded or declares something invalid).
+ *
+ * The errors below are the command line's own: each ends a command with its exit code and one line,
+ * and none reaches code that uses tickwork as a library, so they are not `TickworkError`s.
  */
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;

@@ -1,6 +1,8 @@
 /**
- * The outbound-call budget of one tick (seed 000: 500, a Durable Object's subrequest limit), shared
- * by deliveries, their retries and fan-out pushes. Whatever does not fit waits for the next tick.
+ * The outbound-call budget of one tick, shared by deliveries, their retries and fan-out pushes;
+ * whatever does not fit waits for the next tick. A bound at all because a platform may cap the calls
+ * one invocation makes: a Durable Object's alarm (one tick) may make 1,000 subrequests on Workers
+ * Paid, and the engine's default of 500 leaves the rest for a task's own fetches and the log calls.
  */
 export class OutboundBudget {
   private used = 0;

@@ -34,29 +34,6 @@ export class InvalidPayloadError extends InvalidInputError {
   }
 }
 
-export class UnknownQueueError extends TickworkError {
-  constructor(readonly queue: string, known: readonly string[]) {
-    super(
-      "TW_UNKNOWN_QUEUE",
-      `unknown queue "${queue}": declare it with tw.queue("${queue}", ...) first` +
-        (known.length ? ` (declared: ${known.join(", ")})` : " (no queue is declared)"),
-    );
-  }
-}
-
-export class JobNotFoundError extends TickworkError {
-  constructor(readonly id: string) {
-    super("TW_JOB_NOT_FOUND", `job ${id} does not exist (it may have been pruned by retention)`);
-  }
-}
-
-/** A state change that the job's current status does not allow (retrying a running job...). */
-export class JobStateError extends TickworkError {
-  constructor(message: string) {
-    super("TW_JOB_STATE", message);
-  }
-}
-
 /**
  * The store could not be reached or failed below the level of any one job or task.
  * This is the only kind of failure that escapes `tick()`: runtimes retry it (the Durable Object
@@ -65,6 +42,13 @@ export class JobStateError extends TickworkError {
 export class StoreUnavailableError extends TickworkError {
   constructor(message: string, options?: { cause?: unknown }) {
     super("TW_STORE_UNAVAILABLE", message, options);
+  }
+}
+
+/** An outbound call (a delivery's send, a fan-out's push, an HTTP attempt) that did not answer within its timeout. */
+export class CallTimeoutError extends TickworkError {
+  constructor(ms: number) {
+    super("TW_CALL_TIMEOUT", `no answer within ${ms} ms`);
   }
 }
 
@@ -78,13 +62,6 @@ export class RetryAfterError extends TickworkError {
   constructor(message: string, retryAfter: number | string | Date) {
     super("TW_RETRY_AFTER", message);
     this.retryAfter = retryAfter;
-  }
-}
-
-/** Thrown by a job handler when retrying cannot help: the job fails at once, attempts left or not. */
-export class PermanentJobError extends TickworkError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("TW_PERMANENT", message, options);
   }
 }
 

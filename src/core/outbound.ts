@@ -64,14 +64,14 @@ export class Outbound {
   start(): void {
     if (this.deps.units().length === 0) return;
     this.active = true;
-    this.schedule(0);
+    this.passIn(0);
   }
 
   /** Something was emitted or pushed here: pass now rather than at the next due time. */
   wake(): void {
     if (!this.active) return;
     if (this.running) this.again = true;
-    else this.schedule(0);
+    else this.passIn(0);
   }
 
   async stop(): Promise<void> {
@@ -80,7 +80,7 @@ export class Outbound {
     await this.running;
   }
 
-  private schedule(ms: number): void {
+  private passIn(ms: number): void {
     if (this.timer) this.deps.clock.clearTimeout(this.timer);
     this.timer = this.deps.clock.setTimeout(() => {
       this.timer = undefined;
@@ -100,6 +100,6 @@ export class Outbound {
       logger.error("store.error", { operation: "outbound", error: errorText(error) });
       this.deps.onError?.(error);
     }
-    if (this.active) this.schedule(delay);
+    if (this.active) this.passIn(delay);
   }
 }

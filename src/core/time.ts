@@ -1,11 +1,17 @@
 import { toMs, type Duration } from "./duration.js";
 import { InvalidInputError, describe } from "./errors.js";
 
+/** Epoch milliseconds of a valid Date or a finite number; null for anything else (an invalid Date, NaN, a string). */
+export function instantOf(value: unknown): number | null {
+  const ms = value instanceof Date ? value.getTime() : value;
+  return typeof ms === "number" && Number.isFinite(ms) ? ms : null;
+}
+
 /** An absolute time: a Date or epoch milliseconds (a duration string would silently mean 1970 here). */
 export function toInstant(value: unknown, where: string): number {
-  const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== "number" || !Number.isFinite(ms)) {
-    throw new InvalidInputError(`${where}: expected a Date or epoch milliseconds, got ${value instanceof Date ? "an invalid Date" : describe(value)}`);
+  const ms = instantOf(value);
+  if (ms === null) {
+    throw new InvalidInputError(value instanceof Date ? `${where}: invalid Date` : `${where}: expected a Date or epoch milliseconds, got ${describe(value)}`);
   }
   return ms;
 }

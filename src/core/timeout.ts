@@ -1,12 +1,5 @@
 import type { Clock } from "./clock.js";
-import { TickworkError } from "./errors.js";
-
-/** An outbound call that did not answer within its timeout. */
-export class CallTimeoutError extends TickworkError {
-  constructor(ms: number) {
-    super("TW_CALL_TIMEOUT", `no answer within ${ms} ms`);
-  }
-}
+import { CallTimeoutError } from "./errors.js";
 
 /**
  * Settles as `pending` does, or rejects after `ms` on `clock` with the error `expire()` returns

@@ -1,6 +1,9 @@
 import type Database from "better-sqlite3";
 import type { SqlValue, SqliteExecutor } from "./sqlite-executor.js";
 
+/** Bound values per statement on better-sqlite3 (its SQLITE_MAX_VARIABLE_NUMBER). */
+export const BETTER_SQLITE_MAX_PARAMS = 32_766;
+
 /** better-sqlite3 behind the executor seam, with every statement prepared once and reused. */
 export function betterSqliteExecutor(db: Database.Database): SqliteExecutor {
   const cache = new Map<string, Database.Statement>();

@@ -1,5 +1,7 @@
+import type { SqlDb } from "./sql-db.js";
+
 /** The seam between tickwork's PostgreSQL SQL and a driver (`pg` in Node). */
-export interface PgExecutor {
+export interface PgExecutor extends SqlDb {
   /** Runs one statement (prepared and cached per connection, unless `options.replan`) and returns its rows. */
   query<T>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   /** PostgreSQL's limit of bound values per statement (the protocol's 16-bit count). */

@@ -1,19 +1,23 @@
 import type pg from "pg";
 import { StoreUnavailableError } from "../core/errors.js";
 import type { PgExecutor, QueryOptions } from "./pg-executor.js";
+import { runBody, sqlTx, type SqlBody } from "./sql-db.js";
 
 /** `pg` behind the executor seam: named prepared statements (unnamed when replanned), and connection failures typed as such. */
-export function pgExecutor(client: pg.Pool | pg.PoolClient): PgExecutor {
-  return {
-    maxParams: 65_535,
-    async query<T>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<T[]> {
-      try {
-        const result = await client.query({ name: options.replan ? undefined : statementName(sql), text: sql, values: params as unknown[] });
-        return result.rows as T[];
-      } catch (error) {
-        throw classify(error);
-      }
-    },
+export function pgExecutor(pool: pg.Pool): PgExecutor {
+  return { maxParams: MAX_PARAMS, query: querying((config) => pool.query(config)), transaction: (body) => transaction(pool, body) };
+}
+
+const MAX_PARAMS = 65_535;
+
+function querying(send: (config: pg.QueryConfig) => Promise<pg.QueryResult>): PgExecutor["query"] {
+  return async <T>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<T[]> => {
+    try {
+      const result = await send({ name: options.replan ? undefined : statementName(sql), text: sql, values: params as unknown[] });
+      return result.rows as T[];
+    } catch (error) {
+      throw classify(error);
+    }
   };
 }
 
@@ -26,18 +30,22 @@ function statementName(sql: string): string | undefined {
   return name;
 }
 
-export async function pgTransaction<T>(pool: pg.Pool, fn: (db: PgExecutor) => Promise<T>): Promise<T> {
+/** The body's statements on one client of the pool, between BEGIN and COMMIT (ROLLBACK on a throw). */
+async function transaction<T>(pool: pg.Pool, body: SqlBody<T>): Promise<T> {
   const client = await pool.connect().catch((error: unknown) => Promise.reject(classify(error)));
+  const query = querying((config) => client.query(config));
+  // A client whose ROLLBACK failed has lost its connection or its state: it is destroyed, not reused.
+  let broken: Error | undefined;
   try {
-    await client.query("BEGIN");
-    const result = await fn(pgExecutor(client));
-    await client.query("COMMIT");
+    await query("BEGIN");
+    const result = await runBody(body(sqlTx(MAX_PARAMS)), (s) => query(s.sql, s.params));
+    await query("COMMIT");
     return result;
   } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
+    await client.query("ROLLBACK").catch((e: Error) => (broken = e));
     throw error;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }
 

@@ -4,6 +4,7 @@ import type { OutboundBudget } from "../core/budget.js";
 import { InvalidInputError, describe, errorText } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
+import { instantOf } from "../core/time.js";
 import { callWithTimeout } from "../core/timeout.js";
 import type { DeliveryConfig, DeliveryItem, DeliveryMessage } from "./options.js";
 import type { DeliveryCounts, DeliveryRow, DeliveryStore } from "./store.js";
@@ -49,17 +50,16 @@ export interface DeliveryDeps {
 const MAX_KEY_LENGTH = 512;
 
 /**
- * Batched callback delivery (seed 000's CallbackManager, generalised). Every emitted item goes to a
- * durable outbox in one statement per 16 items (a Durable Object binds at most 100 values per
- * statement); each tick sends what its budget allows with `Promise.allSettled` (one failure never
- * affects another), carries the rest to the next tick, and retries failures on the delivery's
- * schedule until they are delivered or dropped to the dead-letter table, from where they can be
- * replayed.
+ * Batched callback delivery. Every emitted item goes to a durable outbox in one statement per 16
+ * items (a Durable Object binds at most 100 values per statement); each tick sends what its budget
+ * allows with `Promise.allSettled` (one failure never affects another), carries the rest to the next
+ * tick, and retries failures on the delivery's schedule until they are delivered or dropped to the
+ * dead-letter table, from where they can be replayed.
  *
- * Why an outbox where the seed kept its carry-over in memory: the seed could afford to lose the
- * carry because its daily pass resumes from per-row progress and its hourly receiver upserts. A
- * general library cannot assume either, and a kill -9 must lose nothing; the outbox costs one
- * batched insert per emit and one batched delete per tick.
+ * Why the carry-over is durable (an outbox) rather than held in memory: keeping it in memory is safe
+ * only when losing it is, that is when the sender resumes from per-row progress of its own or the
+ * receiver upserts so a re-delivery is harmless. A library cannot assume either, and a kill -9 must
+ * lose nothing; the outbox costs one batched insert per emit and one batched delete per tick.
  */
 export class Delivery<T = unknown> {
   private last: (DeliveryPass & { at: number }) | null = null;
@@ -76,7 +76,7 @@ export class Delivery<T = unknown> {
   /**
    * Writes items to the outbox; they are sent by the next tick (at once when the engine runs
    * continuously). A key held by an outstanding item is skipped, so a callback waiting for its retry
-   * is not emitted a second time (seed 000: no duplicate daily callback).
+   * is not emitted a second time (no duplicate daily callback while the first one waits to be retried).
    */
   async emit(items: readonly DeliveryItem<T>[]): Promise<EmitResult> {
     if (!Array.isArray(items)) throw new InvalidInputError(`delivery "${this.name}": emit takes an array of { key?, payload }, got ${describe(items)}`);
@@ -99,8 +99,8 @@ export class Delivery<T = unknown> {
   }
 
   /**
-   * Emits from a source only when `ready()` says its data is complete (seed 000: daily extremes only
-   * after every tracking has caught up to the end of the day). `pages` is read to the end; use
+   * Emits from a source only when `ready()` says its data is complete (daily figures only once every
+   * row has caught up to the end of the day, so none goes out partial). `pages` is read to the end; use
    * `keyset(...)` when sending changes the rows being paged.
    */
   async emitFrom<R>(source: { ready?: () => boolean | Promise<boolean>; pages: AsyncIterable<R[]> | Iterable<R[]>; item: (row: R) => DeliveryItem<T> }): Promise<EmitFromResult> {
@@ -185,7 +185,7 @@ export class Delivery<T = unknown> {
     const moved =
       "id" in target
         ? await this.deps.store.replay({ delivery: this.name, ids: [checkId(target.id)], now, limit: 1 })
-        : await this.deps.store.replay({ delivery: this.name, since: toTime(target.since), now, limit: checkLimit(target.limit ?? 1_000, 10_000) });
+        : await this.deps.store.replay({ delivery: this.name, since: checkSince(target.since), now, limit: checkLimit(target.limit ?? 1_000, 10_000) });
     if (moved.length) {
       this.deps.logger.info("delivery.replayed", { delivery: this.name, count: moved.length, ids: moved.slice(0, 20) });
       this.deps.wake();
@@ -254,8 +254,8 @@ function checkId(id: unknown): string {
   return id;
 }
 
-function toTime(value: unknown): number {
-  const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== "number" || !Number.isFinite(ms)) throw new InvalidInputError(`since must be a Date or epoch milliseconds, got ${describe(value)}`);
+function checkSince(value: unknown): number {
+  const ms = instantOf(value);
+  if (ms === null) throw new InvalidInputError(`since must be a Date or epoch milliseconds, got ${describe(value)}`);
   return ms;
 }

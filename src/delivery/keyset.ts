@@ -1,6 +1,6 @@
 /**
  * Pages through a source by keyset (`WHERE id > cursor ORDER BY id LIMIT n`), for sources whose
- * rows change while they are read. Seed 000: a successful daily callback advances its tracking's
+ * rows change while they are read. For example, a successful daily callback advances its row's
  * `daily_date`, so the row leaves the `daily_date < today` filter; OFFSET paging over that filter
  * would skip a row for every row that left before it. A cursor only moves forward, so each row is
  * read once whatever happens behind it.

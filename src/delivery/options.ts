@@ -31,8 +31,12 @@ export interface SendContext {
 
 export type Send<T> = (message: DeliveryMessage<T>, ctx: SendContext) => unknown;
 
-/** Seed 000's retry schedule: 1m, 5m, 15m, 1h, 2h, then the callback is dropped. */
-export const SEED_RETRY = ["1m", "5m", "15m", "1h", "2h"] as const;
+/**
+ * The default retry steps: 1m, 5m, 15m, 1h, 2h, then the item is dropped (with an event) after about
+ * 3.5 hours: long enough to ride out a receiver's deploy or outage, short enough that a stale
+ * callback is not delivered a day late.
+ */
+export const DEFAULT_RETRY = ["1m", "5m", "15m", "1h", "2h"] as const;
 
 const deliveryOptionsSchema = z
   .object({
@@ -40,13 +44,17 @@ const deliveryOptionsSchema = z
     /** Most calls this delivery makes in one tick (its share of the engine's `tickBudget`); default 500. */
     budget: z.number().int().min(1).default(500),
     /**
-     * Most retries per tick, within `budget` (seed 000: 50, lower than the cap to leave headroom). At
-     * least 1: with none, failed items would never be retried nor dropped, and stay due forever.
+     * Most retries per tick, within `budget`; default 50, well under the budget, so a backlog of failed
+     * items (a receiver that was down) cannot crowd fresh items out of a tick. At least 1: with none,
+     * failed items would never be retried nor dropped, and stay due forever.
      */
     retryBatch: z.number().int().min(1).default(50),
-    /** Delay before each retry; `null` from the policy drops the item. Default seed 000's 1m 5m 15m 1h 2h. */
-    retry: fn<Backoff>("a backoff: schedule([...]), exponential({...}) or (attempt) => ms | null").default(() => schedule([...SEED_RETRY])),
-    /** Called after a successful send, before the item leaves the outbox (seed 000: advance daily_date). */
+    /** Delay before each retry; `null` from the policy drops the item. Default 1m 5m 15m 1h 2h (`DEFAULT_RETRY`). */
+    retry: fn<Backoff>("a backoff: schedule([...]), exponential({...}) or (attempt) => ms | null").default(() => schedule([...DEFAULT_RETRY])),
+    /**
+     * Called after a successful send, before the item leaves the outbox: where the sender records its
+     * progress (a daily callback advances its row's `daily_date`, so the row is not emitted again).
+     */
     onDelivered: fn<(message: DeliveryMessage<unknown>) => unknown>("a function (message) => void").optional(),
     /** A send that has not answered after this long fails (and is retried); default 30s. */
     timeout: durationMs.default(30_000),

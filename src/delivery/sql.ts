@@ -1,4 +1,4 @@
-import type { SqlDb } from "../db/sql-db.js";
+import { atomically, type SqlDb } from "../db/sql-db.js";
 import type { DeliveryCounts, DeliveryRow, DeliveryStore, DroppedRow } from "./store.js";
 
 /** The delivery outbox; one SQL text for SQLite and PostgreSQL. */
@@ -61,34 +61,24 @@ export class SqlDeliveryStore implements DeliveryStore {
   constructor(private readonly db: SqlDb) {}
 
   async insertMany({ delivery, items, now }: Parameters<DeliveryStore["insertMany"]>[0]): Promise<string[]> {
-    const inserted: string[] = [];
     // An outbox row's insert binds 6 values on SQLite (delivery and now appear in every row).
     const rowsPer = Math.min(MAX_ROWS, Math.floor(this.db.maxParams / 6));
-    for (let i = 0; i < items.length; i += rowsPer) {
-      const chunk = items.slice(i, i + rowsPer);
-      const values = chunk.map((_, j) => `($${j * 3 + 1}, $${chunk.length * 3 + 1}, $${j * 3 + 2}, $${j * 3 + 3}, $${chunk.length * 3 + 2}, $${chunk.length * 3 + 2})`);
-      const params = [...chunk.flatMap((item) => [item.id, item.key, item.payload]), delivery, now];
-      const rows = await this.db.query<{ id: string }>(
-        `INSERT INTO tickwork_deliveries (id, delivery, key, payload, run_at, created_at) VALUES ${values.join(", ")} ON CONFLICT DO NOTHING RETURNING id`,
-        params,
-      );
-      inserted.push(...rows.map((r) => r.id));
-    }
-    return inserted;
-  }
-
-  async heldKeys({ delivery, keys }: { delivery: string; keys: string[] }): Promise<string[]> {
-    const held: string[] = [];
-    const per = Math.min(MAX_ROWS, this.db.maxParams - 1);
-    for (let i = 0; i < keys.length; i += per) {
-      const chunk = keys.slice(i, i + per);
-      const rows = await this.db.query<{ key: string }>(
-        `SELECT key FROM tickwork_deliveries WHERE delivery = $1 AND key IN (${chunk.map((_, j) => `$${j + 2}`).join(", ")})`,
-        [delivery, ...chunk],
-      );
-      held.push(...rows.map((r) => r.key));
-    }
-    return held;
+    // All chunks or none: after an emit that failed halfway, the caller's retry of it would write the
+    // unkeyed items of the first half again (under new ids) and report its keyed ones as skipped.
+    return atomically(this.db, Math.ceil(items.length / rowsPer), function* (tx) {
+      const inserted: string[] = [];
+      for (let i = 0; i < items.length; i += rowsPer) {
+        const chunk = items.slice(i, i + rowsPer);
+        const values = chunk.map((_, j) => `($${j * 3 + 1}, $${chunk.length * 3 + 1}, $${j * 3 + 2}, $${j * 3 + 3}, $${chunk.length * 3 + 2}, $${chunk.length * 3 + 2})`);
+        const params = [...chunk.flatMap((item) => [item.id, item.key, item.payload]), delivery, now];
+        const rows = yield* tx.query<{ id: string }>(
+          `INSERT INTO tickwork_deliveries (id, delivery, key, payload, run_at, created_at) VALUES ${values.join(", ")} ON CONFLICT DO NOTHING RETURNING id`,
+          params,
+        );
+        inserted.push(...rows.map((r) => r.id));
+      }
+      return inserted;
+    });
   }
 
   async claimDue({ delivery, retries, now, limit, leaseUntil }: Parameters<DeliveryStore["claimDue"]>[0]): Promise<DeliveryRow[]> {
@@ -99,10 +89,12 @@ export class SqlDeliveryStore implements DeliveryStore {
 
   async deleteMany({ ids }: { ids: string[] }): Promise<void> {
     const per = Math.min(MAX_ROWS, this.db.maxParams);
-    for (let i = 0; i < ids.length; i += per) {
-      const chunk = ids.slice(i, i + per);
-      await this.db.query(`DELETE FROM tickwork_deliveries WHERE id IN (${chunk.map((_, j) => `$${j + 1}`).join(", ")})`, chunk);
-    }
+    await atomically(this.db, Math.ceil(ids.length / per), function* (tx) {
+      for (let i = 0; i < ids.length; i += per) {
+        const chunk = ids.slice(i, i + per);
+        yield* tx.query(`DELETE FROM tickwork_deliveries WHERE id IN (${chunk.map((_, j) => `$${j + 1}`).join(", ")})`, chunk);
+      }
+    });
   }
 
   async reschedule({ id, attempts, runAt, error }: Parameters<DeliveryStore["reschedule"]>[0]): Promise<void> {
@@ -110,34 +102,41 @@ export class SqlDeliveryStore implements DeliveryStore {
   }
 
   async drop({ id, attempts, error, now }: Parameters<DeliveryStore["drop"]>[0]): Promise<void> {
-    await this.db.query(DROP, [id, attempts, error, now]);
-    await this.db.query(`DELETE FROM tickwork_deliveries WHERE id = $1`, [id]);
+    // One transaction: a crash between the two would leave the item in both tables, and it would be
+    // sent once more after it was dropped.
+    await this.db.transaction(function* (tx) {
+      yield* tx.query(DROP, [id, attempts, error, now]);
+      yield* tx.query(`DELETE FROM tickwork_deliveries WHERE id = $1`, [id]);
+    });
   }
 
   async replay({ delivery, ids, since, now, limit }: Parameters<DeliveryStore["replay"]>[0]): Promise<string[]> {
-    const picked = ids
-      ? await this.db.query<{ id: string }>(
-          `SELECT id FROM tickwork_delivery_dead WHERE delivery = $1 AND id IN (${ids.map((_, j) => `$${j + 2}`).join(", ")})`,
-          [delivery, ...ids],
-        )
-      : await this.db.query<{ id: string }>(
-          `SELECT id FROM tickwork_delivery_dead WHERE delivery = $1 AND dropped_at >= $2 ORDER BY dropped_at, id LIMIT $3`,
-          [delivery, since ?? 0, limit],
+    // One transaction: an item moved back but still in the dead-letter table could be replayed twice.
+    return this.db.transaction(function* (tx) {
+      const picked = ids
+        ? yield* tx.query<{ id: string }>(
+            `SELECT id FROM tickwork_delivery_dead WHERE delivery = $1 AND id IN (${ids.map((_, j) => `$${j + 2}`).join(", ")})`,
+            [delivery, ...ids],
+          )
+        : yield* tx.query<{ id: string }>(
+            `SELECT id FROM tickwork_delivery_dead WHERE delivery = $1 AND dropped_at >= $2 ORDER BY dropped_at, id LIMIT $3`,
+            [delivery, since ?? 0, limit],
+          );
+      const moved: string[] = [];
+      for (const { id } of picked) {
+        // A key now held by a newer outstanding item stays dropped: replaying it would send an old value twice.
+        const [row] = yield* tx.query<{ id: string }>(
+          `INSERT INTO tickwork_deliveries (id, delivery, key, payload, attempts, run_at, created_at)
+           SELECT id, delivery, key, payload, 0, $2, created_at FROM tickwork_delivery_dead WHERE id = $1
+           ON CONFLICT DO NOTHING RETURNING id`,
+          [id, now],
         );
-    const moved: string[] = [];
-    for (const { id } of picked) {
-      // A key now held by a newer outstanding item stays dropped: replaying it would send an old value twice.
-      const [row] = await this.db.query<{ id: string }>(
-        `INSERT INTO tickwork_deliveries (id, delivery, key, payload, attempts, run_at, created_at)
-         SELECT id, delivery, key, payload, 0, $2, created_at FROM tickwork_delivery_dead WHERE id = $1
-         ON CONFLICT DO NOTHING RETURNING id`,
-        [id, now],
-      );
-      if (!row) continue;
-      await this.db.query(`DELETE FROM tickwork_delivery_dead WHERE id = $1`, [id]);
-      moved.push(id);
-    }
-    return moved;
+        if (!row) continue;
+        yield* tx.query(`DELETE FROM tickwork_delivery_dead WHERE id = $1`, [id]);
+        moved.push(id);
+      }
+      return moved;
+    });
   }
 
   async listOutstanding({ delivery, retrying, limit, after }: Parameters<DeliveryStore["listOutstanding"]>[0]): Promise<DeliveryRow[]> {

@@ -29,8 +29,6 @@ export interface DeliveryCounts {
 export interface DeliveryStore {
   /** Adds items; an item whose key is already held by another outstanding item is skipped. Returns the ids inserted. */
   insertMany(params: { delivery: string; items: { id: string; key: string | null; payload: string }[]; now: number }): Promise<string[]>;
-  /** Keys among `keys` that an outstanding item of this delivery holds (for callers filtering a source). */
-  heldKeys(params: { delivery: string; keys: string[] }): Promise<string[]>;
   /**
    * Leases due items until `leaseUntil`: first sends when `retries` is false, failed items when it is true.
    * An item leased by another process whose lease has not lapsed is never returned.

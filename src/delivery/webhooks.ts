@@ -1,5 +1,6 @@
 import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError, TickworkError, describe } from "../core/errors.js";
+import { InvalidInputError, describe } from "../core/errors.js";
+import { WebhookResponseError, WebhookVerificationError } from "./errors.js";
 import type { DeliveryMessage, Send } from "./options.js";
 
 /**
@@ -8,22 +9,6 @@ import type { DeliveryMessage, Send } from "./options.js";
  * (seconds) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under the
  * secret). Secrets are `whsec_` + base64 key bytes. Built on WebCrypto, so it runs in workerd too.
  */
-
-/** A webhook request whose signature, timestamp or headers do not check out. */
-export class WebhookVerificationError extends TickworkError {
-  constructor(message: string) {
-    super("TW_WEBHOOK_INVALID", message);
-    this.name = "WebhookVerificationError";
-  }
-}
-
-/** The receiver answered with a status other than 2xx. */
-export class WebhookResponseError extends TickworkError {
-  constructor(readonly status: number, url: string) {
-    super("TW_WEBHOOK_STATUS", `webhook receiver ${url} answered ${status}`);
-    this.name = "WebhookResponseError";
-  }
-}
 
 type HmacKey = Awaited<ReturnType<typeof globalThis.crypto.subtle.importKey>>;
 

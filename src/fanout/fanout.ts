@@ -1,20 +1,13 @@
 import { nextDelay } from "../core/backoff.js";
 import type { Clock } from "../core/clock.js";
 import type { OutboundBudget } from "../core/budget.js";
-import { InvalidInputError, TickworkError, describe, errorText } from "../core/errors.js";
+import { InvalidInputError, describe, errorText } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { callWithTimeout } from "../core/timeout.js";
+import { EmptyStateError } from "./errors.js";
 import { isEmptyState, type FanoutConfig, type FanoutTarget } from "./options.js";
 import type { FanoutRow, FanoutStore, TargetResult } from "./store.js";
-
-/** A state that would switch every receiver off (seed 001: an empty symbol list from a transient query issue). */
-export class EmptyStateError extends TickworkError {
-  constructor(where: string) {
-    super("TW_EMPTY_STATE", `${where}: the state is empty; an empty state is refused so a transient read cannot switch every receiver off`);
-    this.name = "EmptyStateError";
-  }
-}
 
 export interface FanoutPass {
   pushed: number;
@@ -63,12 +56,11 @@ interface Resolved {
 }
 
 /**
- * Configuration fan-out (seed 001's PushNotificationManager, generalised): one state, pushed to
- * groups of targets, each group with its own projection; all targets in parallel with
- * `Promise.allSettled`. The state, its version and what each target acknowledged are in the store,
- * so a retry goes only to the targets behind and survives a restart; the failure counter too (the
- * seed kept it in memory and relied on reconciliation after an eviction; keeping it costs nothing
- * here and keeps the backoff honest across restarts).
+ * Configuration fan-out: one state, pushed to groups of targets, each group with its own projection;
+ * all targets in parallel with `Promise.allSettled`, so one failing target never blocks the rest. The state, its version and what each target acknowledged are in the store,
+ * so a retry goes only to the targets behind and survives a restart; the failure counter too (in
+ * memory it would reset on a restart and only reconciliation would catch up; stored, it costs
+ * nothing and keeps the backoff honest across restarts).
  */
 export class Fanout<S = unknown> {
   private ensured = false;
@@ -210,7 +202,8 @@ export class Fanout<S = unknown> {
     }
     const failures = round.consecutiveFailures + 1;
     const retryAt = now + this.backoff(failures);
-    // A retry never replaces a sooner wake-up (seed 001): a reconciliation due first stays first.
+    // A retry never replaces a sooner wake-up, so repeated failures cannot push it back (alarm churn):
+    // a reconciliation due first stays first.
     const nextAt = reconcileAt !== null && reconcileAt < retryAt ? reconcileAt : retryAt;
     const nextReason = nextAt === retryAt ? "retry" : "reconcile";
     await store.finish({ name: this.name, roundVersion, consecutiveFailures: failures, lastError: error, nextAt, nextReason, pushed, succeeded: false, now });

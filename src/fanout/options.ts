@@ -9,7 +9,10 @@ export type FanoutTarget = string | { readonly id: string };
 export interface FanoutGroup<S, G extends FanoutTarget = FanoutTarget> {
   /** The group's targets, or a function returning them (read at each round). */
   targets: readonly G[] | (() => readonly G[] | Promise<readonly G[]>);
-  /** This group's view of the state (seed 001: full metadata for collectors, symbol names for alerts). Default: the state. */
+  /**
+   * This group's view of the state, so each group gets only what it uses (full symbol metadata for
+   * price collectors, the bare symbol names for alert checkers). Default: the state.
+   */
   project?: (state: S) => unknown;
 }
 
@@ -25,8 +28,11 @@ export interface PushContext {
 
 export type PushSend<G extends FanoutTarget = FanoutTarget> = (target: G, payload: unknown, ctx: PushContext) => unknown;
 
-/** Seed 001's retry steps: 30s, 1m, 2m, 5m, 15m, and 15m from then on. */
-export const SEED_BACKOFF = ["30s", "1m", "2m", "5m", "15m"] as const;
+/**
+ * The default retry steps: 30s, 1m, 2m, 5m, 15m, and 15m from then on. A blip is retried within
+ * seconds; a long outage is retried every 15 minutes, never further apart, since a fan-out never gives up.
+ */
+export const DEFAULT_BACKOFF = ["30s", "1m", "2m", "5m", "15m"] as const;
 
 const fanoutOptionsSchema = z
   .object({
@@ -35,11 +41,14 @@ const fanoutOptionsSchema = z
       z.object({ targets: z.custom<FanoutGroup<unknown>["targets"]>((v) => Array.isArray(v) || typeof v === "function", "expected an array of targets or a function returning one"), project: fn<(state: unknown) => unknown>("a function (state) => payload").optional() }).strict(),
     ).refine((groups) => Object.keys(groups).length > 0, "at least one group is needed"),
     send: fn<PushSend>("a function (target, payload, ctx) => Promise"),
-    /** Delay before a retry after a failed round; a policy that ends keeps its last step (seed 001 caps at 15m). */
-    backoff: fn<Backoff>("a backoff: schedule([...]), exponential({...}) or (failures) => ms").default(() => schedule([...SEED_BACKOFF])),
-    /** How often the current state is re-pushed to every target as a safety net; `false` never. Default 15m (seed 001). */
+    /** Delay before a retry after a failed round; a policy that ends keeps its last step (the default's is 15m). */
+    backoff: fn<Backoff>("a backoff: schedule([...]), exponential({...}) or (failures) => ms").default(() => schedule([...DEFAULT_BACKOFF])),
+    /**
+     * How often the current state is re-pushed to every target as a safety net (for a network blip, a
+     * receiver that lost its state, retries that gave up); `false` never. Default 15m.
+     */
     reconcile: z.union([durationMs, z.literal(false)], { error: 'expected a duration such as "15m", or false' }).default(900_000),
-    /** Reads the current state for retries and reconciliation (seed 001: the enabled symbols); default the last pushed state. */
+    /** Reads the current state for retries and reconciliation (e.g. the enabled symbols, from their table); default the last pushed state. */
     state: fn<() => unknown>("a function () => state").optional(),
     /** Which states are refused as empty; default null, [] and {}. */
     isEmpty: fn<(state: unknown) => boolean>("a function (state) => boolean").optional(),

@@ -1,4 +1,4 @@
-import type { SqlDb } from "../db/sql-db.js";
+import { atomically, type SqlDb } from "../db/sql-db.js";
 import type { FanoutRow, FanoutStore, TargetResult, TargetRow } from "./store.js";
 
 /** Fan-out state and per-target acknowledgements; one SQL text for SQLite and PostgreSQL. */
@@ -79,22 +79,26 @@ export class SqlFanoutStore implements FanoutStore {
   async recordTargets({ fanout, results, now }: { fanout: string; results: TargetResult[]; now: number }): Promise<void> {
     // A target's row binds 7 values on SQLite (fanout and now appear in every row); a Durable Object allows 100 per statement.
     const rowsPer = Math.min(500, Math.floor(this.db.maxParams / 7));
-    for (let i = 0; i < results.length; i += rowsPer) {
-      const chunk = results.slice(i, i + rowsPer);
-      const n = chunk.length * 5;
-      const values = chunk.map((_, j) => `($${n + 1}, $${j * 5 + 1}, $${j * 5 + 2}, $${j * 5 + 3}, $${j * 5 + 4}, $${j * 5 + 5}, $${n + 2})`);
-      // A failed push keeps the version the target last acknowledged.
-      await this.db.query(
-        `INSERT INTO tickwork_fanout_targets (fanout, target, grp, version, failures, last_error, pushed_at) VALUES ${values.join(", ")}
-         ON CONFLICT (fanout, target) DO UPDATE SET
-           grp = excluded.grp,
-           version = CASE WHEN excluded.last_error IS NULL THEN excluded.version ELSE tickwork_fanout_targets.version END,
-           failures = CASE WHEN excluded.last_error IS NULL THEN 0 ELSE tickwork_fanout_targets.failures + 1 END,
-           last_error = excluded.last_error,
-           pushed_at = excluded.pushed_at`,
-        [...chunk.flatMap((r) => [r.target, r.group, r.error === null ? r.version : 0, r.error === null ? 0 : 1, r.error]), fanout, now],
-      );
-    }
+    // One round's results commit together: a crash halfway would leave some targets of the round
+    // recorded and the rest as they were before it.
+    await atomically(this.db, Math.ceil(results.length / rowsPer), function* (tx) {
+      for (let i = 0; i < results.length; i += rowsPer) {
+        const chunk = results.slice(i, i + rowsPer);
+        const n = chunk.length * 5;
+        const values = chunk.map((_, j) => `($${n + 1}, $${j * 5 + 1}, $${j * 5 + 2}, $${j * 5 + 3}, $${j * 5 + 4}, $${j * 5 + 5}, $${n + 2})`);
+        // A failed push keeps the version the target last acknowledged.
+        yield* tx.query(
+          `INSERT INTO tickwork_fanout_targets (fanout, target, grp, version, failures, last_error, pushed_at) VALUES ${values.join(", ")}
+           ON CONFLICT (fanout, target) DO UPDATE SET
+             grp = excluded.grp,
+             version = CASE WHEN excluded.last_error IS NULL THEN excluded.version ELSE tickwork_fanout_targets.version END,
+             failures = CASE WHEN excluded.last_error IS NULL THEN 0 ELSE tickwork_fanout_targets.failures + 1 END,
+             last_error = excluded.last_error,
+             pushed_at = excluded.pushed_at`,
+          [...chunk.flatMap((r) => [r.target, r.group, r.error === null ? r.version : 0, r.error === null ? 0 : 1, r.error]), fanout, now],
+        );
+      }
+    });
   }
 
   async scheduleRound({ name, at, reason }: { name: string; at: number; reason: FanoutRow["nextReason"] }): Promise<void> {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { exponential, nextDelay, type Backoff } from "../core/backoff.js";
 import { systemClock, type Clock, type TimerHandle } from "../core/clock.js";
 import type { Duration } from "../core/duration.js";
-import { InvalidInputError, describe } from "../core/errors.js";
+import { CallTimeoutError, InvalidInputError, describe } from "../core/errors.js";
 import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "../core/logger.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import { HttpError, HttpNetworkError, HttpSchemaError, HttpTimeoutError, RateLimitedError, type HttpFailure, type SchemaIssue } from "./errors.js";
@@ -11,9 +11,10 @@ import { parseRateLimit, type RateLimit } from "./rate-limit.js";
 
 /**
  * A typed fetch wrapper on the platform's `fetch`, `AbortController` and `Headers` only, so it runs
- * unchanged in Node and in workerd (seed 003's Tenero client, generalised). It retries what can
- * succeed on a second try, reads every rate-limit header family into one object, and turns a
- * rate-limit signal into an error whose `retryAfter` tickwork's queue and scheduler both honour.
+ * unchanged in Node and in workerd (a task that refreshes prices from a rate-limited API is the case
+ * it was built for). It retries what can succeed on a second try, reads every rate-limit header
+ * family into one object, and turns a rate-limit signal into an error whose `retryAfter` tickwork's
+ * queue and scheduler both honour.
  */
 
 /** Anything with zod's `safeParse` (zod 3 and 4 alike): the response body is checked against it. */
@@ -318,7 +319,7 @@ export class HttpClient {
     signal?.addEventListener("abort", onAbort, { once: true });
     const timer = this.clock.setTimeout(() => {
       timedOut = true;
-      controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+      controller.abort(new CallTimeoutError(timeoutMs));
     }, timeoutMs);
     try {
       const response = await this.fetch(url, { ...init, signal: controller.signal });

@@ -61,7 +61,7 @@ export class HttpError extends HttpRequestError {
  * show an exhausted budget (GitHub answers 403 with `x-ratelimit-remaining: 0`), when retries were
  * used up or the wait was longer than `maxRetryAfter`. It always carries `retryAfter`, from
  * `Retry-After`, else the budget's reset, else a minute, so tickwork's queue retries the job then and
- * the scheduler backs the task off until then (seed 003, option C) instead of counting a failure.
+ * the scheduler backs the task off until then (`nextRunAfter`) instead of counting a failure.
  */
 export class RateLimitedError extends HttpError {
   declare readonly retryAfter: Date;

@@ -5,7 +5,7 @@
 
 /**
  * Where upstreams put the id their support staff can look a request up by, most specific first.
- * `cf-ray` leads because the seed's upstreams (Tenero, Hiro) sit behind Cloudflare.
+ * `cf-ray` leads because so many APIs sit behind Cloudflare, whatever id the origin adds.
  */
 export const REQUEST_ID_HEADERS = [
   "cf-ray",

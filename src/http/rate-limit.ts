@@ -3,7 +3,8 @@ import { parseHttpDate, toClientTime } from "./headers.js";
 
 /**
  * Rate-limit headers, every family in use, read into one object (pure: headers and "now" in, data
- * out). Seed 003 needs this to see Tenero's `x-ratelimit-minute-remaining: 0` before the 429 does.
+ * out), so a caller sees a budget at zero (`x-ratelimit-minute-remaining: 0`) and backs off before
+ * the 429 comes.
  *
  * Families read:
  * - `x-ratelimit-limit` / `-remaining` / `-reset` (GitHub, Tenero, most APIs), with `-used`

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { DuplicateRequestError, IdempotencyKeyReuseError, type Idempotency } from "./idempotency.js";
+import { DuplicateRequestError, IdempotencyKeyReuseError } from "./errors.js";
+import type { Idempotency } from "./idempotency.js";
 
 export interface IdempotencyKeyOptions {
   idempotency: Idempotency;

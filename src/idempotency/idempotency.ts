@@ -1,38 +1,24 @@
 import type { Clock, TimerHandle } from "../core/clock.js";
-import type { Duration } from "../core/duration.js";
-import { InvalidInputError, TickworkError, describe, errorText } from "../core/errors.js";
+import { toMs, type Duration } from "../core/duration.js";
+import { InvalidInputError, describe, errorText } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
-import { toMs } from "../core/duration.js";
+import { DuplicateRequestError, IdempotencyKeyReuseError } from "./errors.js";
 import type { IdempotencyRecord, IdempotencyStore, KeyRef } from "./store.js";
 
-/** The same key is being processed right now (seed 002's DUPLICATE_REQUEST; HTTP 409). */
-export class DuplicateRequestError extends TickworkError {
-  constructor(readonly ref: KeyRef) {
-    super("TW_DUPLICATE_REQUEST", `a request with idempotency key "${ref.key}" for ${ref.operation} is still being processed; retry later`);
-  }
-}
-
-/** The key was used before with a different request (HTTP 422). */
-export class IdempotencyKeyReuseError extends TickworkError {
-  constructor(readonly ref: KeyRef) {
-    super("TW_IDEMPOTENCY_KEY_REUSED", `idempotency key "${ref.key}" was already used for ${ref.operation} with a different request`);
-  }
-}
-
 export interface RunOptions {
-  /** Whose key this is (seed: the account id). Required unless `claimScope` is given. */
+  /** Whose key this is (an account id, say). Required unless `claimScope` is given. */
   scope?: string;
-  /** The client's key (seed: requestId). Absent or empty: the operation runs without deduplication. */
+  /** The client's key (its request id). Absent or empty: the operation runs without deduplication. */
   key?: string | null;
-  /** What is being done (seed: OPEN_POSITION, RESET...). */
+  /** What is being done (`OPEN_POSITION`, `RESET`...): the same key may be used for different operations. */
   operation: string;
   /**
-   * For operations that change the scope while they run (seed: RESET creates a new account): the
+   * For operations that change the scope while they run (a RESET that creates a new account): the
    * key is looked up by (key, operation) alone and claimed, completed and failed under this scope,
    * the one current when the operation started. Because the lookup spans scopes, such keys must be
-   * unique across scopes (a client-generated UUID is; "1" is not): in the seed each user's keys
-   * lived in their own Durable Object, here they may share a table.
+   * unique across scopes (a client-generated UUID is; "1" is not), since keys of many scopes may
+   * share one table.
    */
   claimScope?: string;
   /** A digest of the request; the same key with another fingerprint is refused. */
@@ -40,7 +26,7 @@ export interface RunOptions {
 }
 
 export interface IdempotencyOptions {
-  /** How long a key is remembered; default 24 h (seed 002). */
+  /** How long a key is remembered; default 24 h, longer than any client keeps retrying one request. */
   ttl?: Duration;
   /**
    * A claim whose owner stopped renewing it for this long is stale (the owner crashed) and may be
@@ -61,14 +47,14 @@ const MAX_KEY_LENGTH = 255;
 const DAY_MS = 86_400_000;
 const PRUNE_BATCH = 1_000;
 
-/** The seed's handlers return `{ success: false, error }` for a failure that is not thrown. */
+/** The common shape of a failure that is returned rather than thrown: `{ success: false, error }`. */
 const defaultIsFailure = (result: unknown): boolean =>
   typeof result === "object" && result !== null && (result as { success?: unknown }).success === false;
 
 /**
- * Check, claim, complete (seed 002's IdempotencyManager, generalised). The claim is a conditional
- * insert, so however many processes race on one key, exactly one runs the operation; the others see
- * it processing (DuplicateRequestError) or completed (the cached result).
+ * Check, claim, complete. The claim is a conditional insert, so however many processes race on one
+ * key, exactly one runs the operation; the others see it processing (DuplicateRequestError) or
+ * completed (the cached result).
  */
 export class Idempotency {
   readonly ttlMs: number;
@@ -182,7 +168,7 @@ export class Idempotency {
       if (record.fingerprint !== null && fingerprint !== null && record.fingerprint !== fingerprint) throw new IdempotencyKeyReuseError(ref);
       if (record.status === "completed") return { kind: "replay", value: record.result === null ? undefined : JSON.parse(record.result) };
       if (stale) {
-        // The owner stopped renewing its claim: it crashed (seed 002's INSERT OR REPLACE case).
+        // The owner stopped renewing its claim: it crashed, so its key may be claimed again.
         if (await store.reclaim({ ...ref, expectedClaimId: record.claimId, claimId, fingerprint, now })) {
           logger.warn("idempotency.reclaimed", { ...ref, staleForMs: now - record.renewedAt });
           return { kind: "claimed", claimId };

@@ -1,4 +1,5 @@
-import { InvalidInputError, JobNotFoundError, JobStateError, UnknownQueueError, describe } from "../core/errors.js";
+import { InvalidInputError, describe } from "../core/errors.js";
+import { JobNotFoundError, JobStateError, UnknownQueueError } from "./errors.js";
 import type { Logger } from "../core/logger.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "./job.js";
 import type { QueueCounts, QueueStore } from "./store.js";

@@ -6,6 +6,7 @@ import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { Job, JobHandler } from "./job.js";
 import type { NewJobRow, SqlClient } from "./store.js";
 import { serialiseJson } from "../core/json.js";
+import { instantOf } from "../core/time.js";
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const MAX_KEY_LENGTH = 255;
@@ -134,8 +135,7 @@ export function toNewJobRow(queue: QueueConfig, payload: unknown, options: Enque
   let at = now;
   if (runAt !== undefined && delay !== undefined) fail("give runAt or delay, not both");
   if (runAt !== undefined) {
-    at = runAt instanceof Date ? runAt.getTime() : runAt;
-    if (typeof at !== "number" || !Number.isFinite(at)) fail(`runAt must be a Date or epoch milliseconds, got ${describe(runAt)}`);
+    at = instantOf(runAt) ?? fail(`runAt must be a Date or epoch milliseconds, got ${describe(runAt)}`);
   } else if (delay !== undefined) {
     if (typeof delay === "number" && delay < 0) fail(`delay must not be negative, got ${delay}`);
     try {

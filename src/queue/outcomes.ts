@@ -1,6 +1,6 @@
-import type { Outcome, QueueStore } from "./store.js";
+import type { JobOutcome, QueueStore } from "./store.js";
 
-type Waiter = { outcome: Outcome; resolve: (accepted: boolean) => void; reject: (error: unknown) => void };
+type Waiter = { outcome: JobOutcome; resolve: (accepted: boolean) => void; reject: (error: unknown) => void };
 
 /**
  * Batches job outcomes (the acks): outcomes that arrive while one batch is being written, or within
@@ -31,7 +31,7 @@ export class OutcomeBatcher {
   }
 
   /** Resolves true when the outcome is recorded, false when the fence refused it (lease lost). */
-  add(outcome: Outcome): Promise<boolean> {
+  add(outcome: JobOutcome): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ outcome, resolve, reject });
       this.schedule();

@@ -1,6 +1,6 @@
 import type { PgExecutor } from "../db/pg-executor.js";
-import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
-import type { InsertResult, ListParams, NewJobRow, Outcome, QueueStore, RescuedJob } from "./store.js";
+import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, newJob, toJob, type JobRow } from "./rows.js";
+import type { InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
 
 /** The channel enqueues notify on; its payload is the queue name. */
@@ -207,7 +207,10 @@ export class PostgresQueueStore implements QueueStore {
       const holder = holders.get(row.key!);
       if (holder) return { id: holder.id, duplicate: true, existing: holder };
       const sameBatch = byKey.get(row.key!);
-      if (sameBatch) return { id: sameBatch, duplicate: true, existing: pendingFromRow(sameBatch, queue, rows[firstIndexOfKey(rows, row.key!)]!, now) };
+      if (sameBatch) {
+        const first = rows[firstIndexOfKey(rows, row.key!)]!;
+        return { id: sameBatch, duplicate: true, existing: newJob(sameBatch, queue, first, now, false, JSON.parse(first.payload)) };
+      }
       throw new Error(`tickwork: insert of key ${row.key} conflicted but no live job holds it`);
     });
   }
@@ -217,7 +220,7 @@ export class PostgresQueueStore implements QueueStore {
     return rows.map((row) => toJob(row, false)).sort(byClaimOrder);
   }
 
-  async settleMany({ outcomes, now }: { outcomes: Outcome[]; now: number }) {
+  async settleMany({ outcomes, now }: { outcomes: JobOutcome[]; now: number }) {
     const ids = outcomes.map((o) => o.id);
     const applied = outcomes.every((o) => o.kind === "succeeded")
       ? await this.db.query<{ id: string }>(SETTLE_SUCCEEDED, [
@@ -231,7 +234,7 @@ export class PostgresQueueStore implements QueueStore {
     return { refused: ids.filter((id) => !done.has(id)) };
   }
 
-  private settleMixed(outcomes: Outcome[], now: number): Promise<{ id: string }[]> {
+  private settleMixed(outcomes: JobOutcome[], now: number): Promise<{ id: string }[]> {
     const ids: string[] = [];
     const attempts: number[] = [];
     const statuses: string[] = [];
@@ -367,12 +370,4 @@ function arrayLiteral(values: readonly (string | number)[]): string {
 
 function firstIndexOfKey(rows: NewJobRow[], key: string): number {
   return rows.findIndex((r) => r.key === key);
-}
-
-/** The job an earlier row of the same batch just created, as the duplicate row's answer. */
-function pendingFromRow(id: string, queue: string, row: NewJobRow, now: number): Job {
-  return {
-    id, queue, payload: JSON.parse(row.payload), key: row.key, status: "pending", priority: row.priority, runAt: row.runAt,
-    attempts: 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: null, finishedAt: null,
-  };
 }

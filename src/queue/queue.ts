@@ -2,18 +2,17 @@ import { InvalidInputError, describe } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { InsertBatcher, type Written } from "./inserts.js";
 import type { EnqueuedJob, Job } from "./job.js";
-import type { Handoff } from "./worker.js";
 import { toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
+import { newJob } from "./rows.js";
 import type { InsertResult, NewJobRow, QueueStore, SqlClient } from "./store.js";
+import type { QueueWorker } from "./worker.js";
 
 export interface QueueDeps {
   store: QueueStore;
   logger: Logger;
   now: () => number;
-  /** Wakes this process's worker of the queue, if it has one. */
-  wake: (queue: string) => void;
-  /** Slots of this process's worker of the queue, if it has one, it has caught up and `count` slots are free. */
-  handoff: (queue: string, count: number) => Handoff | null;
+  /** This process's worker of the queue, when it has a handler: an enqueue wakes it, or hands it the jobs. */
+  worker?: QueueWorker;
 }
 
 /** A declared queue: where jobs are enqueued. Its worker, if it has a handler, runs in the engine. */
@@ -57,7 +56,7 @@ export class Queue<P = unknown> {
       ? { results: await this.deps.store.insertMany({ queue: this.name, rows, now, tx }), now, claimed: false }
       : await this.inserts.add(rows);
     const jobs = results.map((result, i): EnqueuedJob<P> =>
-      result.duplicate ? { ...(result.existing as Job<P>), duplicate: true } : { ...this.newJob(result.id, rows[i]!, writtenAt, claimed, items[i]!.payload), duplicate: false },
+      result.duplicate ? { ...(result.existing as Job<P>), duplicate: true } : { ...newJob(result.id, this.name, rows[i]!, writtenAt, claimed, items[i]!.payload), duplicate: false },
     );
     const { logger } = this.deps;
     if (logger.enabled("debug")) {
@@ -65,7 +64,7 @@ export class Queue<P = unknown> {
     }
     // Inside the caller's transaction the job is not visible yet; the NOTIFY sent at commit wakes workers.
     // A job handed off is already running here, and a duplicate adds nothing: nobody needs waking.
-    if (!tx && !claimed && results.some((r) => !r.duplicate)) this.deps.wake(this.name);
+    if (!tx && !claimed && results.some((r) => !r.duplicate)) this.deps.worker?.wake();
     return jobs;
   }
 
@@ -76,7 +75,7 @@ export class Queue<P = unknown> {
    */
   private async write(rows: NewJobRow[]): Promise<Written> {
     const now = this.deps.now();
-    const handoff = rows.every((row) => row.runAt <= now) ? this.deps.handoff(this.name, rows.length) : null;
+    const handoff = rows.every((row) => row.runAt <= now) ? (this.deps.worker?.handoff(rows.length) ?? null) : null;
     let results: InsertResult[];
     try {
       results = await this.deps.store.insertMany({ queue: this.name, rows, now, claim: handoff ? { workerId: handoff.workerId, leaseUntil: handoff.leaseUntil } : undefined });
@@ -86,16 +85,8 @@ export class Queue<P = unknown> {
     }
     if (handoff) {
       // The handler gets its own copy of the payload, as from a claim, not the caller's object.
-      handoff.take(results.flatMap((result, i) => (result.duplicate ? [] : [this.newJob(result.id, rows[i]!, now, true, JSON.parse(rows[i]!.payload))])));
+      handoff.take(results.flatMap((result, i) => (result.duplicate ? [] : [newJob(result.id, this.name, rows[i]!, now, true, JSON.parse(rows[i]!.payload))])));
     }
     return { results, now, claimed: handoff !== null };
-  }
-
-  /** The job a row just written is: pending, or running its first attempt when written claimed. */
-  private newJob<T>(id: string, row: NewJobRow, now: number, claimed: boolean, payload: T): Job<T> {
-    return {
-      id, queue: this.name, payload, key: row.key, status: claimed ? "running" : "pending", priority: row.priority, runAt: row.runAt,
-      attempts: claimed ? 1 : 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: claimed ? now : null, finishedAt: null,
-    };
   }
 }

@@ -1,4 +1,5 @@
 import type { Job, JobStatus } from "./job.js";
+import type { NewJobRow } from "./store.js";
 
 /** A `tickwork_jobs` row as either dialect returns it (PostgreSQL bigints arrive as strings). */
 export interface JobRow {
@@ -33,6 +34,17 @@ export function toJob(row: JobRow, payloadIsText: boolean): Job {
     createdAt: Number(row.created_at),
     startedAt: row.started_at == null ? null : Number(row.started_at),
     finishedAt: row.finished_at == null ? null : Number(row.finished_at),
+  };
+}
+
+/**
+ * The job a row just written is, built from what was written rather than read back: pending, or
+ * running its first attempt when it was written claimed (a hand-off).
+ */
+export function newJob<P>(id: string, queue: string, row: NewJobRow, now: number, claimed: boolean, payload: P): Job<P> {
+  return {
+    id, queue, payload, key: row.key, status: claimed ? "running" : "pending", priority: row.priority, runAt: row.runAt,
+    attempts: claimed ? 1 : 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: claimed ? now : null, finishedAt: null,
   };
 }
 

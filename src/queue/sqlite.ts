@@ -1,7 +1,7 @@
 import { InvalidInputError } from "../core/errors.js";
 import type { SqliteExecutor } from "../db/sqlite-executor.js";
 import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
-import type { InsertResult, ListParams, Outcome, QueueStore, RescuedJob } from "./store.js";
+import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
 
 const LIVE = "status IN ('pending', 'running')";
@@ -74,7 +74,7 @@ export class SqliteQueueStore implements QueueStore {
     return rows.map((row) => toJob(row, true)).sort(byClaimOrder);
   }
 
-  async settleMany({ outcomes, now }: { outcomes: Outcome[]; now: number }) {
+  async settleMany({ outcomes, now }: { outcomes: JobOutcome[]; now: number }) {
     const refused: string[] = [];
     this.db.transaction(() => {
       for (const outcome of outcomes) {
@@ -84,7 +84,7 @@ export class SqliteQueueStore implements QueueStore {
     return { refused };
   }
 
-  private settleOne(outcome: Outcome, now: number): number {
+  private settleOne(outcome: JobOutcome, now: number): number {
     const fence = "WHERE id = ? AND status = 'running' AND attempts = ?";
     const id = Number(outcome.id);
     switch (outcome.kind) {

@@ -20,7 +20,7 @@ export interface QueueStore {
   claimDue(params: { queue: string; limit: number; now: number; leaseUntil: number; workerId: string }): Promise<Job[]>;
 
   /** Records outcomes. Each is applied only if the job is still running the same attempt (fencing). */
-  settleMany(params: { outcomes: Outcome[]; now: number }): Promise<SettleResult>;
+  settleMany(params: { outcomes: JobOutcome[]; now: number }): Promise<SettleResult>;
 
   /**
    * Extends the lease of those of `ids` that `workerId` still holds; returns them. The worker names
@@ -80,7 +80,8 @@ export interface InsertClaim {
 
 export type InsertResult = { id: string; duplicate: false } | { id: string; duplicate: true; existing: Job };
 
-export type Outcome =
+/** How a job's attempt settles, as the worker records it (`settleMany`). */
+export type JobOutcome =
   | { kind: "succeeded"; id: string; attempt: number }
   /** `retryAt` null: no retry, the job fails for good. */
   | { kind: "failed"; id: string; attempt: number; error: string; retryAt: number | null }

@@ -1,29 +1,15 @@
-import { nextDelay } from "../core/backoff.js";
 import type { Clock, TimerHandle } from "../core/clock.js";
-import { retryAfterMs } from "../core/retry-after.js";
-import { PermanentJobError, TickworkError, errorText } from "../core/errors.js";
+import { errorText } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import { AttemptContext } from "./context.js";
+import { waitAtMost } from "../core/timeout.js";
+import { JobAbortedError } from "./errors.js";
+import { JobExecutor } from "./executor.js";
 import type { Job } from "./job.js";
+import { Leases, type HeldJob } from "./leases.js";
 import type { QueueConfig } from "./options.js";
 import { OutcomeBatcher } from "./outcomes.js";
-import type { Outcome, QueueStore } from "./store.js";
-
-/** Why a running job's signal was aborted. */
-export class JobAbortedError extends TickworkError {
-  constructor(reason: "lease_lost" | "cancelled" | "shutdown" | "timeout", message: string) {
-    super(`TW_JOB_${reason.toUpperCase()}`, message);
-  }
-}
-
-interface Running {
-  job: Job;
-  ctx: AttemptContext;
-  /** Claim order, so a heartbeat only judges jobs claimed before it was sent. */
-  seq: number;
-  /** Released by a shutdown: whatever the handler ends with is no longer reported. */
-  released: boolean;
-}
+import { RateLimiter } from "./rate-limit.js";
+import type { QueueStore } from "./store.js";
 
 /**
  * Slots of a worker, reserved for jobs this process is enqueueing: the insert writes the jobs running
@@ -47,7 +33,9 @@ export interface WorkerDeps {
 }
 
 /**
- * Runs one queue's jobs in this process. Two drivers share the same execution path:
+ * Runs one queue's jobs in this process: it claims them and keeps its slots busy; running a job is
+ * the executor's, holding its lease the leases', pacing starts the rate limiter's. Two drivers share
+ * the same execution path:
  * - continuous (`start`): keeps `concurrency` jobs running, claims the next batch while the current
  *   one runs (prefetch), and sleeps until a wake-up (enqueue, notification, due time, poll);
  * - `runDue`: one bounded pass for `tw.tick()`, used by tests with a fake clock and by runtimes
@@ -55,10 +43,12 @@ export interface WorkerDeps {
  */
 export class QueueWorker {
   readonly workerId: string;
-  private readonly running = new Map<string, Running>();
-  private buffer: Running[] = [];
+  private readonly running = new Map<string, HeldJob>();
+  private buffer: HeldJob[] = [];
   private readonly outcomes: OutcomeBatcher;
-  private seq = 0;
+  private readonly executor: JobExecutor;
+  private readonly leases: Leases;
+  private readonly limiter: RateLimiter;
   private active = false;
   private stopping = false;
   private claiming = false;
@@ -70,8 +60,6 @@ export class QueueWorker {
   private exhausted = false;
   private idleTimer: TimerHandle | undefined;
   private idleAt = 0;
-  private heartbeatTimer: TimerHandle | undefined;
-  private rate = { windowStart: 0, used: 0 };
   private whenEmpty: (() => void)[] = [];
   /** Slots promised to hand-offs whose insert is still on its way. */
   private reserved = 0;
@@ -88,10 +76,19 @@ export class QueueWorker {
     readonly config: QueueConfig,
     private readonly deps: WorkerDeps,
   ) {
+    const { store, clock, logger } = deps;
     this.workerId = `${deps.instanceId}/${config.name}`;
     this.batch = config.batchSize;
     this.maxBatch = config.adaptiveBatch ? Math.min(Math.max(16 * config.concurrency, 500), 1_000) : config.batchSize;
-    this.outcomes = new OutcomeBatcher(deps.store, () => deps.clock.now(), () => this.pump());
+    this.outcomes = new OutcomeBatcher(store, () => clock.now(), () => this.pump());
+    this.executor = new JobExecutor(config, { clock, logger, outcomes: this.outcomes, retryScheduled: (at) => this.wakeBy(at) });
+    this.leases = new Leases({
+      store, clock, logger, workerId: this.workerId, leaseMs: config.leaseMs, outcomes: this.outcomes,
+      held: () => [...this.running.values(), ...this.buffer],
+      lost: (entry) => (this.buffer = this.buffer.filter((e) => e !== entry)),
+      storeError: (operation, error) => this.storeError(operation, error),
+    });
+    this.limiter = new RateLimiter(config.rateLimit, clock);
   }
 
   get stats() {
@@ -125,7 +122,7 @@ export class QueueWorker {
   handoff(count: number): Handoff | null {
     if (!this.active || this.stopping || !this.exhausted || this.claiming) return null;
     const free = this.config.concurrency - this.running.size - this.buffer.length - this.reserved;
-    if (count < 1 || count > free || this.allowance(count) < count) return null;
+    if (count < 1 || count > free || this.limiter.allowance(count) < count) return null;
     this.reserved += count;
     let open = true;
     const close = () => {
@@ -139,12 +136,11 @@ export class QueueWorker {
       leaseUntil: this.deps.clock.now() + this.config.leaseMs,
       take: (jobs) => {
         if (!close()) return;
-        if (this.config.rateLimit) this.rate.used += jobs.length;
-        const entries = jobs.map((job): Running => ({ job, ctx: new AttemptContext(job.attempts, this.deps.logger), seq: ++this.seq, released: false }));
+        this.limiter.started(jobs.length);
+        const entries = this.leases.hold(jobs);
         // Stopped meanwhile: the jobs go back to pending like any prefetched job.
-        if (this.stopping || !this.active) return entries.forEach((entry) => this.release(entry));
+        if (this.stopping || !this.active) return entries.forEach((entry) => this.leases.release(entry));
         this.buffer.push(...entries);
-        if (entries.length) this.armHeartbeat();
         this.pump();
       },
       cancel: () => void close(),
@@ -161,22 +157,26 @@ export class QueueWorker {
     // A claim may still be on its way (or yielding before it starts); it releases what it gets.
     await this.claimInFlight;
     await this.idleCheck;
-    for (const entry of this.buffer.splice(0)) this.release(entry);
+    for (const entry of this.buffer.splice(0)) this.leases.release(entry);
     if (this.running.size) {
-      let timer: TimerHandle | undefined;
-      await Promise.race([
-        new Promise<void>((resolve) => this.whenEmpty.push(resolve)),
-        new Promise<void>((resolve) => (timer = this.deps.clock.setTimeout(resolve, graceMs))),
-      ]);
-      if (timer) this.deps.clock.clearTimeout(timer);
+      await waitAtMost(this.deps.clock, graceMs, new Promise<void>((resolve) => this.whenEmpty.push(resolve)));
       for (const entry of this.running.values()) {
         entry.ctx.abort(new JobAbortedError("shutdown", `shutdown grace of ${graceMs} ms ran out`));
-        this.release(entry);
+        this.leases.release(entry);
       }
     }
     await this.outcomes.drain().catch((error) => this.storeError("settle", error));
-    this.clearHeartbeat();
+    this.leases.stop();
     this.active = false;
+  }
+
+  /** Aborts a job this worker holds (it was cancelled). Returns whether it was held here. */
+  abort(id: string, error: JobAbortedError): boolean {
+    const entry = this.running.get(id) ?? this.buffer.find((e) => e.job.id === id);
+    if (!entry) return false;
+    entry.ctx.abort(error);
+    this.buffer = this.buffer.filter((e) => e !== entry);
+    return true;
   }
 
   private pump(): void {
@@ -195,7 +195,7 @@ export class QueueWorker {
     // Outcomes waiting to be written count against the window: claiming stops until they are on their
     // way, which bounds what a crash can make run twice and keeps fast handlers from starving the writes.
     const unrecorded = this.outcomes.size;
-    const room = this.allowance(Math.min(this.batch, window - this.running.size - this.buffer.length - this.reserved - unrecorded));
+    const room = this.limiter.allowance(Math.min(this.batch, window - this.running.size - this.buffer.length - this.reserved - unrecorded));
     if (room >= Math.max(1, Math.floor(this.batch / 4))) this.claimInFlight = this.claimBatch(room);
     else if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
   }
@@ -209,7 +209,7 @@ export class QueueWorker {
       const jobs = await this.claim(limit);
       this.roundTripMs += (performance.now() - sent - this.roundTripMs) / 8;
       if (this.stopping) {
-        for (const entry of jobs) this.release(entry);
+        for (const entry of jobs) this.leases.release(entry);
         return;
       }
       this.buffer.push(...jobs);
@@ -247,8 +247,8 @@ export class QueueWorker {
     const now = this.deps.clock.now();
     let wait = this.deps.pollIntervalMs;
     try {
-      // Leases are left out: a lapsed lease is the engine's rescue pass's to handle, and waking for
-      // one here would spin on empty claims until that pass runs.
+      // Leases are left out: a lapsed lease is the rescuer's to handle, and waking for one here
+      // would spin on empty claims until the rescuer's next pass.
       const asked = this.deps.store.nextWakeAt({ queues: [this.config.name], leases: false });
       this.idleCheck = asked.catch(() => {});
       const next = await asked;
@@ -256,7 +256,7 @@ export class QueueWorker {
     } catch (error) {
       this.storeError("nextWakeAt", error);
     }
-    const rateWait = this.rateWait(now);
+    const rateWait = this.limiter.wait(now);
     if (rateWait > 0) wait = Math.max(wait, rateWait);
     if (!this.exhausted || this.idleTimer || this.stopping) return;
     this.setIdleTimer(now + wait);
@@ -285,13 +285,13 @@ export class QueueWorker {
     this.idleTimer = undefined;
   }
 
-  private launch(entry: Running): void {
+  private launch(entry: HeldJob): void {
     this.running.set(entry.job.id, entry);
     const started = performance.now();
-    void this.execute(entry).then((outcome) => {
+    void this.executor.run(entry).then((outcome) => {
       this.jobMs += (performance.now() - started - this.jobMs) / 8;
       this.running.delete(entry.job.id);
-      if (!entry.released) this.report(entry.job, outcome).catch((error) => this.storeError("settle", error));
+      if (!entry.released) this.executor.settle(entry.job, outcome).catch((error) => this.storeError("settle", error));
       if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
       this.pump();
     });
@@ -306,15 +306,18 @@ export class QueueWorker {
   async runDue(budget: number): Promise<{ ran: number; more: boolean; rateLimitedUntil?: number }> {
     let ran = 0;
     while (ran < budget) {
-      const limit = this.allowance(Math.min(this.config.concurrency, budget - ran));
-      if (limit === 0) return { ran, more: false, rateLimitedUntil: this.deps.clock.now() + this.rateWait(this.deps.clock.now()) };
+      const limit = this.limiter.allowance(Math.min(this.config.concurrency, budget - ran));
+      if (limit === 0) {
+        const now = this.deps.clock.now();
+        return { ran, more: false, rateLimitedUntil: now + this.limiter.wait(now) };
+      }
       const entries = await this.claim(limit);
       await Promise.all(
         entries.map(async (entry) => {
           this.running.set(entry.job.id, entry);
-          const outcome = await this.execute(entry);
+          const outcome = await this.executor.run(entry);
           this.running.delete(entry.job.id);
-          await this.report(entry.job, outcome);
+          await this.executor.settle(entry.job, outcome);
         }),
       );
       await this.outcomes.drain();
@@ -324,9 +327,9 @@ export class QueueWorker {
     return { ran, more: true };
   }
 
-  // ---- shared execution path ---------------------------------------------------------------
+  // ---- shared ------------------------------------------------------------------------------
 
-  private async claim(limit: number): Promise<Running[]> {
+  private async claim(limit: number): Promise<HeldJob[]> {
     const now = this.deps.clock.now();
     const jobs = await this.deps.store.claimDue({
       queue: this.config.name,
@@ -335,146 +338,12 @@ export class QueueWorker {
       leaseUntil: now + this.config.leaseMs,
       workerId: this.workerId,
     });
-    if (this.config.rateLimit) this.rate.used += jobs.length;
-    const entries = jobs.map((job) => ({ job, ctx: new AttemptContext(job.attempts, this.deps.logger), seq: ++this.seq, released: false }));
-    if (entries.length) this.armHeartbeat();
-    return entries;
+    this.limiter.started(jobs.length);
+    return this.leases.hold(jobs);
   }
 
   private grow(): void {
     if (this.batch < this.maxBatch) this.batch = Math.min(this.maxBatch, this.batch * 2);
-  }
-
-  /** Limits `want` by the queue's rate limit in the current window. */
-  private allowance(want: number): number {
-    const limit = this.config.rateLimit;
-    if (!limit || want <= 0) return Math.max(0, want);
-    const now = this.deps.clock.now();
-    if (now - this.rate.windowStart >= limit.perMs) this.rate = { windowStart: now, used: 0 };
-    return Math.max(0, Math.min(want, limit.max - this.rate.used));
-  }
-
-  private rateWait(now: number): number {
-    const limit = this.config.rateLimit;
-    if (!limit || this.rate.used < limit.max) return 0;
-    return Math.max(0, this.rate.windowStart + limit.perMs - now);
-  }
-
-  private async execute({ job, ctx }: Running): Promise<Outcome> {
-    const { logger, clock } = this.deps;
-    if (logger.enabled("debug")) logger.debug("job.started", { queue: job.queue, id: job.id, attempt: job.attempts });
-    try {
-      const result = this.config.handler!(job, ctx);
-      await (this.config.timeoutMs === undefined ? result : this.withTimeout(result, ctx));
-      if (ctx.aborted) throw ctx.reason;
-      return { kind: "succeeded", id: job.id, attempt: job.attempts };
-    } catch (error) {
-      return this.failure(job, error, clock.now());
-    }
-  }
-
-  private withTimeout(result: unknown, ctx: AttemptContext): Promise<unknown> {
-    const ms = this.config.timeoutMs!;
-    return new Promise((resolve, reject) => {
-      const timer = this.deps.clock.setTimeout(() => {
-        const error = new JobAbortedError("timeout", `attempt timed out after ${ms} ms`);
-        ctx.abort(error);
-        reject(error);
-      }, ms);
-      Promise.resolve(result).then(
-        (value) => (this.deps.clock.clearTimeout(timer), resolve(value)),
-        (error: unknown) => (this.deps.clock.clearTimeout(timer), reject(error)),
-      );
-    });
-  }
-
-  /** Decides what a failed attempt leads to: a retry at a time, or the end. */
-  private failure(job: Job, error: unknown, now: number): Outcome {
-    let retryAt: number | null = null;
-    if (!(error instanceof PermanentJobError) && job.attempts < job.maxAttempts) {
-      const delay = retryAfterMs(error, now) ?? nextDelay(this.config.backoff, job.attempts);
-      if (delay !== null) retryAt = now + delay;
-    }
-    return { kind: "failed", id: job.id, attempt: job.attempts, error: errorText(error), retryAt };
-  }
-
-  /** Records an outcome and logs what it led to; rejects if the store fails. */
-  private async report(job: Job, outcome: Outcome): Promise<void> {
-    const { logger, clock } = this.deps;
-    const accepted = await this.outcomes.add(outcome);
-    const base = { queue: job.queue, id: job.id, attempt: job.attempts };
-    if (!accepted) {
-      logger.warn("job.outcome_refused", { ...base, outcome: outcome.kind, reason: "the job is no longer running this attempt (lease lost or cancelled)" });
-    } else if (outcome.kind === "succeeded") {
-      if (logger.enabled("debug")) logger.debug("job.succeeded", { ...base, durationMs: clock.now() - (job.startedAt ?? clock.now()) });
-    } else if (outcome.kind === "failed" && outcome.retryAt !== null) {
-      this.wakeBy(outcome.retryAt);
-      logger.warn("job.retry_scheduled", { ...base, maxAttempts: job.maxAttempts, retryAt: outcome.retryAt, delayMs: Math.max(0, outcome.retryAt - clock.now()), error: outcome.error });
-    } else if (outcome.kind === "failed") {
-      logger.error("job.failed", { ...base, attempts: job.attempts, maxAttempts: job.maxAttempts, error: outcome.error });
-      await this.failed({ ...job, status: "failed", lastError: outcome.error, finishedAt: clock.now() }, outcome.error);
-    }
-  }
-
-  /** Runs the queue's `onFailed` hook; its own failure is logged, never thrown. */
-  async failed(job: Job, error: string): Promise<void> {
-    if (!this.config.onFailed) return;
-    try {
-      await this.config.onFailed(job, error);
-    } catch (hookError) {
-      this.deps.logger.error("job.on_failed_error", { queue: job.queue, id: job.id, error: errorText(hookError) });
-    }
-  }
-
-  private release(entry: Running): void {
-    if (entry.released) return;
-    entry.released = true;
-    const { job } = entry;
-    void this.outcomes.add({ kind: "released", id: job.id, attempt: job.attempts }).then(
-      (ok) => ok && this.deps.logger.info("job.released", { queue: job.queue, id: job.id, reason: "shutdown" }),
-      (error) => this.storeError("release", error),
-    );
-  }
-
-  /** Aborts a job this worker runs (it was cancelled). Returns whether it was running here. */
-  abort(id: string, error: JobAbortedError): boolean {
-    const entry = this.running.get(id) ?? this.buffer.find((e) => e.job.id === id);
-    if (!entry) return false;
-    entry.ctx.abort(error);
-    this.buffer = this.buffer.filter((e) => e !== entry);
-    return true;
-  }
-
-  // ---- leases ------------------------------------------------------------------------------
-
-  private armHeartbeat(): void {
-    if (this.heartbeatTimer) return;
-    this.heartbeatTimer = this.deps.clock.setTimeout(() => void this.beat(), this.config.leaseMs / 4);
-  }
-
-  private clearHeartbeat(): void {
-    if (this.heartbeatTimer) this.deps.clock.clearTimeout(this.heartbeatTimer);
-    this.heartbeatTimer = undefined;
-  }
-
-  /** Renews the lease of every job held here; a job the store no longer gives us is aborted. */
-  private async beat(): Promise<void> {
-    this.heartbeatTimer = undefined;
-    if (this.running.size === 0 && this.buffer.length === 0) return;
-    const sentAt = this.seq;
-    try {
-      const ids = [...this.running.values(), ...this.buffer].filter((e) => !e.released).map((e) => e.job.id);
-      const held = new Set(await this.deps.store.heartbeat({ workerId: this.workerId, ids, leaseUntil: this.deps.clock.now() + this.config.leaseMs }));
-      for (const entry of [...this.running.values(), ...this.buffer]) {
-        if (entry.seq > sentAt || held.has(entry.job.id) || entry.released) continue;
-        this.deps.logger.warn("job.lease_lost", { queue: entry.job.queue, id: entry.job.id, attempt: entry.job.attempts });
-        entry.ctx.abort(new JobAbortedError("lease_lost", "this worker lost the job's lease; another worker may run it"));
-        this.buffer = this.buffer.filter((e) => e !== entry);
-      }
-    } catch (error) {
-      this.storeError("heartbeat", error);
-    }
-    if (this.running.size || this.buffer.length) this.armHeartbeat();
   }
 
   private storeError(operation: string, error: unknown): void {

@@ -1,12 +1,15 @@
 import type { Clock, TimerHandle } from "../core/clock.js";
-import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError, TickworkError, describe, errorText } from "../core/errors.js";
+import type { Duration } from "../core/duration.js";
+import { InvalidInputError, describe, errorText } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { retryAfterMs } from "../core/retry-after.js";
+import { toInstant, toTime } from "../core/time.js";
+import { raceTimeout, waitAtMost } from "../core/timeout.js";
+import { TaskAbortedError } from "./errors.js";
 import type { ScheduleStore, TaskRow } from "./store.js";
-import { parseTask, type Outcome, type RunResult, type TaskDefinition, type TaskOptions, type TaskStatus } from "./task.js";
+import { parseTask, type RunResult, type TaskDefinition, type TaskOptions, type TaskOutcome, type TaskStatus } from "./task.js";
 
-export interface SchedulerDeps {
+export interface TaskSchedulerDeps {
   store: ScheduleStore;
   clock: Clock;
   logger: Logger;
@@ -26,22 +29,17 @@ const COUNT_CAP = 100_000;
 /** A backfill or catch-up covers at most this many slots in one call. */
 const SLOTS_CAP = 10_000;
 
-/** Thrown when a run's lease is lost or its timeout passes; the run's signal carries it. */
-export class TaskAbortedError extends TickworkError {
-  constructor(reason: "timeout" | "lease_lost" | "shutdown", message: string) {
-    super(`TW_TASK_${reason.toUpperCase()}`, message);
-  }
-}
-
 /**
- * Periodic tasks (seed 003's SchedulerDO, generalised). No process is elected: each slot of each task
- * is claimed once by a conditional update of the task's row, so any number of processes may tick and
- * exactly one runs each slot. A run holds a lease on the row while it runs (no overlap; a dead
- * runner's run is taken over once the lease lapses). Each task runs in its own try/catch (option B);
- * rate-limit signals park the task until `nextRunAfter` (option C); consecutive failures are counted
- * and an opt-in breaker pauses the task (option D).
+ * Runs the periodic tasks (`tw.task`); `tw.scheduler` is its public face. No process is elected: each
+ * slot of each task is claimed once by a conditional update of the task's row, so any number of
+ * processes may tick and exactly one runs each slot. A run holds a lease on the row while it runs (no
+ * overlap; a dead runner's run is taken over once the lease lapses). Each task runs in its own
+ * try/catch, so one task's failure (an upstream's 429, a parse error) never stops another's run;
+ * a rate-limit signal parks the task until `nextRunAfter`, so the scheduler slows down with its
+ * upstream instead of fighting its throttling; consecutive failures are counted and an opt-in
+ * breaker pauses the task until `resume()`, so a task cannot fail silently for hours.
  */
-export class Scheduler {
+export class TaskScheduler {
   private readonly tasks = new Map<string, TaskDefinition>();
   private readonly local = new Map<string, LocalRun>();
   private ensured = new Set<string>();
@@ -52,7 +50,7 @@ export class Scheduler {
   private timer: TimerHandle | undefined;
   private pokeAgain = false;
 
-  constructor(private readonly deps: SchedulerDeps) {}
+  constructor(private readonly deps: TaskSchedulerDeps) {}
 
   get names(): string[] {
     return [...this.tasks.keys()];
@@ -102,8 +100,8 @@ export class Scheduler {
     const { store, logger, instanceId } = this.deps;
     const runningHere = this.local.has(def.name);
 
-    // A run whose process died: its lease lapsed, so take the same slot over (seed 003's single writer
-    // survives a killed runner within lease + one tick).
+    // A run whose process died: its lease lapsed, so take the same slot over (the task keeps a single
+    // runner, and a killed one is replaced within its lease plus one tick).
     if (def.overlap === "skip" && row.runningBy !== null && row.runningUntil !== null && row.runningUntil < now && !runningHere) {
       const slot = await store.takeOver({ name: def.name, runner: instanceId, until: now + def.leaseMs, now });
       if (slot !== null) {
@@ -174,7 +172,7 @@ export class Scheduler {
     const startedAt = clock.now();
     let backoffAt: number | null = null;
     const heartbeat = run.leased ? this.heartbeat(def, controller) : undefined;
-    let outcome: Outcome;
+    let outcome: TaskOutcome;
     let result: unknown;
     let error: string | null = null;
     logger.debug("task.started", { task: def.name, scheduledAt: run.scheduledAt, manual: run.manual, missed: run.missed });
@@ -265,17 +263,10 @@ export class Scheduler {
   }
 
   private withTimeout(pending: unknown, ms: number, controller: AbortController): Promise<unknown> {
-    const { clock } = this.deps;
-    return new Promise((resolve, reject) => {
-      const timer = clock.setTimeout(() => {
-        const error = new TaskAbortedError("timeout", `run timed out after ${ms} ms`);
-        controller.abort(error);
-        reject(error);
-      }, ms);
-      Promise.resolve(pending).then(
-        (value) => (clock.clearTimeout(timer), resolve(value)),
-        (error: unknown) => (clock.clearTimeout(timer), reject(error)),
-      );
+    return raceTimeout(this.deps.clock, ms, pending, () => {
+      const error = new TaskAbortedError("timeout", `run timed out after ${ms} ms`);
+      controller.abort(error);
+      return error;
     });
   }
 
@@ -293,12 +284,7 @@ export class Scheduler {
     await this.ticking?.catch(() => {});
     const runs = [...this.local.entries()];
     if (runs.length === 0) return;
-    let timer: TimerHandle | undefined;
-    await Promise.race([
-      Promise.allSettled(runs.map(([, r]) => r.done)),
-      new Promise<void>((resolve) => (timer = this.deps.clock.setTimeout(resolve, graceMs))),
-    ]);
-    if (timer) this.deps.clock.clearTimeout(timer);
+    await waitAtMost(this.deps.clock, graceMs, Promise.allSettled(runs.map(([, r]) => r.done)));
     for (const [name, run] of this.local) {
       run.controller.abort(new TaskAbortedError("shutdown", `shutdown grace of ${graceMs} ms ran out`));
       if (run.leased) await this.deps.store.releaseLease({ name, runner: this.deps.instanceId, now: this.deps.clock.now() }).catch(() => {});
@@ -489,28 +475,6 @@ export class Scheduler {
     const def = this.tasks.get(name);
     if (!def) throw new InvalidInputError(`${where}: unknown task ${describe(name)} (defined: ${this.names.join(", ") || "none"})`);
     return def;
-  }
-}
-
-/** An absolute time: a Date or epoch ms (a duration string would silently mean 1970 here). */
-function toInstant(value: Date | number, where: string): number {
-  if (!(value instanceof Date) && typeof value !== "number") throw new InvalidInputError(`${where}: expected a Date or epoch milliseconds, got ${describe(value)}`);
-  return toTime(value, 0, where);
-}
-
-function toTime(value: Date | number | Duration, now: number, where: string): number {
-  if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) throw new InvalidInputError(`${where}: invalid Date`);
-    return value.getTime();
-  }
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new InvalidInputError(`${where}: expected a Date or epoch milliseconds, got ${value}`);
-    return value;
-  }
-  try {
-    return now + toMs(value);
-  } catch (error) {
-    throw new InvalidInputError(`${where}: ${(error as Error).message}`);
   }
 }
 

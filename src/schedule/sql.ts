@@ -1,6 +1,6 @@
-import type { SqlDb } from "../db/sql-db.js";
+import { atomically, type SqlDb } from "../db/sql-db.js";
 import type { ScheduleStore, TaskRow } from "./store.js";
-import type { Outcome } from "./task.js";
+import type { TaskOutcome } from "./task.js";
 
 /** Statements the schedule runs; one text serves SQLite and PostgreSQL. */
 
@@ -25,8 +25,8 @@ const CLAIM_MANUAL = `
   WHERE name = $1 AND (running_by IS NULL OR running_until < $5)
   RETURNING name`;
 
-// Outcome bookkeeping in one statement: counters, the breaker (option D), backoff (option C), and
-// the run lease released. A leased run's outcome is fenced: if another process took the run over
+// Outcome bookkeeping in one statement: counters, the opt-in breaker, the rate-limit backoff
+// (next_run_after), and the run lease released. A leased run's outcome is fenced: if another process took the run over
 // (this one was frozen past its lease), nothing is recorded.
 const FINISH_RUN = `
   UPDATE tickwork_tasks SET
@@ -64,7 +64,7 @@ interface RawTask {
   last_run_at: number | string | null;
   last_scheduled_at: number | string | null;
   last_duration_ms: number | string | null;
-  last_outcome: Outcome | null;
+  last_outcome: TaskOutcome | null;
   last_result: string | null;
   last_error: string | null;
   runs: number | string;
@@ -78,7 +78,7 @@ interface RawRun {
   started_at: number | string;
   finished_at: number | string;
   duration_ms: number | string;
-  outcome: Outcome;
+  outcome: TaskOutcome;
   manual: number;
   result: string | null;
   error: string | null;
@@ -92,9 +92,12 @@ export class SqlScheduleStore implements ScheduleStore {
   constructor(private readonly db: SqlDb) {}
 
   async ensureTasks({ tasks, now }: { tasks: { name: string; slot: number }[]; now: number }): Promise<void> {
-    for (const { name, slot } of tasks) {
-      await this.db.query(`INSERT INTO tickwork_tasks (name, last_slot, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`, [name, slot, now]);
-    }
+    // One commit for all the rows, rather than one each.
+    await atomically(this.db, tasks.length, function* (tx) {
+      for (const { name, slot } of tasks) {
+        yield* tx.query(`INSERT INTO tickwork_tasks (name, last_slot, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`, [name, slot, now]);
+      }
+    });
   }
 
   async loadTasks({ names }: { names: string[] }): Promise<TaskRow[]> {
@@ -143,30 +146,34 @@ export class SqlScheduleStore implements ScheduleStore {
 
   async finishRun({ record, leased, nextRunAfter, breakerAfter, keep }: Parameters<ScheduleStore["finishRun"]>[0]) {
     const result = record.result === undefined ? null : JSON.stringify(record.result);
-    const [row] = await this.db.query<{ consecutive_failures: number; breaker_open: number }>(FINISH_RUN, [
-      record.task,
-      // lastRunAt is when the last run started, as the seed's lastTeneroRunAt.
-      record.startedAt,
-      record.scheduledAt,
-      record.durationMs,
-      record.outcome,
-      result,
-      record.error,
-      record.outcome === "failed" ? 1 : 0,
-      breakerAfter ?? 0,
-      nextRunAfter,
-      leased ? record.runner : "",
-    ]);
-    if (!row) return { recorded: false, consecutiveFailures: 0, breakerOpened: false };
-    if (keep > 0) {
-      await this.db.query(INSERT_RUN, [
-        record.task, record.scheduledAt, record.startedAt, record.finishedAt, record.durationMs, record.outcome,
-        record.manual ? 1 : 0, result, record.error, record.runner,
+    // One transaction: a crash between the statements would leave a run counted on its task (and
+    // its lease released) without its history row.
+    return this.db.transaction(function* (tx) {
+      const [row] = yield* tx.query<{ consecutive_failures: number; breaker_open: number }>(FINISH_RUN, [
+        record.task,
+        // lastRunAt is when the last run started; it ended lastDurationMs later.
+        record.startedAt,
+        record.scheduledAt,
+        record.durationMs,
+        record.outcome,
+        result,
+        record.error,
+        record.outcome === "failed" ? 1 : 0,
+        breakerAfter ?? 0,
+        nextRunAfter,
+        leased ? record.runner : "",
       ]);
-      await this.db.query(TRIM_RUNS, [record.task, keep]);
-    }
-    const consecutiveFailures = row.consecutive_failures;
-    return { recorded: true, consecutiveFailures, breakerOpened: row.breaker_open === 1 && breakerAfter !== null && consecutiveFailures === breakerAfter };
+      if (!row) return { recorded: false, consecutiveFailures: 0, breakerOpened: false };
+      if (keep > 0) {
+        yield* tx.query(INSERT_RUN, [
+          record.task, record.scheduledAt, record.startedAt, record.finishedAt, record.durationMs, record.outcome,
+          record.manual ? 1 : 0, result, record.error, record.runner,
+        ]);
+        yield* tx.query(TRIM_RUNS, [record.task, keep]);
+      }
+      const consecutiveFailures = row.consecutive_failures;
+      return { recorded: true, consecutiveFailures, breakerOpened: row.breaker_open === 1 && breakerAfter !== null && consecutiveFailures === breakerAfter };
+    });
   }
 
   async setTaskPause({ name, until }: { name: string; until: number | null }): Promise<void> {
@@ -177,10 +184,6 @@ export class SqlScheduleStore implements ScheduleStore {
     const set = `breaker_open = 0, paused_until = NULL, consecutive_failures = CASE WHEN breaker_open = 1 THEN 0 ELSE consecutive_failures END`;
     if (name === null) await this.db.query(`UPDATE tickwork_tasks SET ${set}`);
     else await this.db.query(`UPDATE tickwork_tasks SET ${set} WHERE name = $1`, [name]);
-  }
-
-  async clearBackoff({ name }: { name: string }): Promise<void> {
-    await this.db.query(`UPDATE tickwork_tasks SET next_run_after = NULL WHERE name = $1`, [name]);
   }
 
   async history({ name, limit }: { name: string; limit: number }) {

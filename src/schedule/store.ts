@@ -1,4 +1,4 @@
-import type { Outcome, RunRecord } from "./task.js";
+import type { RunRecord, TaskOutcome } from "./task.js";
 
 /** A `tickwork_tasks` row, mapped. Times are epoch ms. */
 export interface TaskRow {
@@ -15,7 +15,7 @@ export interface TaskRow {
   lastRunAt: number | null;
   lastScheduledAt: number | null;
   lastDurationMs: number | null;
-  lastOutcome: Outcome | null;
+  lastOutcome: TaskOutcome | null;
   lastResult: unknown;
   lastError: string | null;
   runs: number;
@@ -74,6 +74,5 @@ export interface ScheduleStore {
   setTaskPause(params: { name: string; until: number | null }): Promise<void>;
   /** Clears breakers and per-task pauses (all tasks when `name` is null). */
   resume(params: { name: string | null }): Promise<void>;
-  clearBackoff(params: { name: string }): Promise<void>;
   history(params: { name: string; limit: number }): Promise<RunRecord[]>;
 }

@@ -19,15 +19,17 @@ export interface TaskContext {
   signal: AbortSignal;
   logger: Logger;
   /**
-   * Adaptive backoff (seed 003, option C): the run saw a rate-limit signal, so skip this task until
-   * `until` (a Date, epoch ms, or a duration from now). Bounded by the task's `maxBackoff`.
+   * Adaptive backoff: the run saw a rate-limit signal (a 429, a quota header at zero), so skip this
+   * task until `until` (a Date, epoch ms, or a duration from now) rather than fight the upstream's
+   * throttling. It is not a failure. Bounded by the task's `maxBackoff`, so it cannot park a task for good.
    */
   backoffUntil(until: Date | number | Duration): void;
 }
 
 export type TaskRun<R = unknown> = (ctx: TaskContext) => R | Promise<R>;
 
-export type Outcome = "succeeded" | "failed" | "backed_off";
+/** How a run of a task ended (a job's settlement is the queue's `Outcome`, another thing). */
+export type TaskOutcome = "succeeded" | "failed" | "backed_off";
 
 const taskOptionsSchema = z
   .object({
@@ -36,7 +38,7 @@ const taskOptionsSchema = z
     /** IANA timezone for `cron`; default UTC. */
     timezone: z.string().optional(),
     run: fn<TaskRun>("a function (ctx) => result"),
-    /** Option D: after `after` consecutive failures the task pauses until `resume()`. */
+    /** A circuit breaker: after `after` consecutive failures the task pauses until `resume()`, with a critical event. */
     breaker: z.object({ after: z.number().int().min(1) }).strict().optional(),
     /** `skip` (default): a slot due while the previous run is still going is skipped, not doubled. */
     overlap: z.enum(["skip", "allow"]).default("skip"),
@@ -104,7 +106,7 @@ export interface RunRecord {
   startedAt: number;
   finishedAt: number;
   durationMs: number;
-  outcome: Outcome;
+  outcome: TaskOutcome;
   manual: boolean;
   result: unknown;
   error: string | null;
@@ -114,7 +116,7 @@ export interface RunRecord {
 /** What `runNow` and `backfill` return per run. */
 export interface RunResult {
   task: string;
-  outcome: Outcome | "skipped";
+  outcome: TaskOutcome | "skipped";
   scheduledAt: number;
   result?: unknown;
   error?: string;
@@ -129,7 +131,7 @@ export interface TaskStatus {
   lastRunAt: number | null;
   lastScheduledAt: number | null;
   lastDurationMs: number | null;
-  lastOutcome: Outcome | null;
+  lastOutcome: TaskOutcome | null;
   lastResult: unknown;
   lastError: string | null;
   consecutiveFailures: number;

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { InvalidInputError, JobNotFoundError, JobStateError, StoreUnavailableError, UnknownQueueError, errorText } from "../core/errors.js";
+import { InvalidInputError, StoreUnavailableError, errorText } from "../core/errors.js";
+import { JobNotFoundError, JobStateError, UnknownQueueError } from "../queue/errors.js";
 import type { Logger } from "../core/logger.js";
 
 export interface Issue {
@@ -13,7 +14,8 @@ type ErrorStatus = 400 | 401 | 404 | 409 | 500 | 503;
 
 /**
  * An answer the admin API gives on purpose. Its body is `{ error, message, issues? }`: `error` a
- * short code to branch on, `message` for a person, naming the field at fault.
+ * short code to branch on, `message` for a person, naming the field at fault. Not a `TickworkError`:
+ * it never leaves the app (`errorResponse` turns it into the answer), and its codes are the API's own.
  */
 export class ApiError extends Error {
   constructor(

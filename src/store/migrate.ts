@@ -27,31 +27,26 @@ export function sqliteSchemaVersion(db: SqliteExecutor): number {
 /**
  * Applies missing PostgreSQL migrations in one transaction under an advisory lock keyed by the
  * schema, so processes starting together apply each step exactly once and the rest wait, then skip.
- * `transaction` runs its callback on one connection between BEGIN and COMMIT.
  */
-export async function migratePostgres(
-  transaction: <T>(fn: (db: PgExecutor) => Promise<T>) => Promise<T>,
-  schemaOption: string | undefined,
-  migrations: readonly Migration[],
-): Promise<void> {
-  await transaction(async (db) => {
+export async function migratePostgres(db: PgExecutor, schemaOption: string | undefined, migrations: readonly Migration[]): Promise<void> {
+  await db.transaction(function* (tx) {
     // Without an explicit schema, the tables go where the connection's search_path points
     // (a caller's own pool may point elsewhere than "public").
-    const schema = schemaOption ?? (await db.query<{ s: string | null }>(`SELECT current_schema() AS s`))[0]?.s;
+    const schema = schemaOption ?? (yield* tx.query<{ s: string | null }>(`SELECT current_schema() AS s`))[0]?.s;
     if (!schema) throw new Error("tickwork: the connection's search_path names no existing schema; pass postgres({ schema })");
-    await db.query(`SELECT pg_advisory_xact_lock(hashtext('tickwork_migrations:' || $1::text))`, [schema]);
-    await db.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
-    await db.query(
+    yield* tx.query(`SELECT pg_advisory_xact_lock(hashtext('tickwork_migrations:' || $1::text))`, [schema]);
+    yield* tx.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+    yield* tx.query(
       `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.tickwork_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`,
     );
     const done = new Set(
-      (await db.query<{ version: number }>(`SELECT version FROM ${quoteIdent(schema)}.tickwork_migrations`)).map((r) => r.version),
+      (yield* tx.query<{ version: number }>(`SELECT version FROM ${quoteIdent(schema)}.tickwork_migrations`)).map((r) => r.version),
     );
-    await db.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+    yield* tx.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
     for (const m of sorted(migrations)) {
       if (done.has(m.version)) continue;
-      await db.query(m.sql);
-      await db.query(`INSERT INTO tickwork_migrations (version, name, applied_at) VALUES ($1, $2, $3)`, [m.version, m.name, Date.now()]);
+      yield* tx.query(m.sql);
+      yield* tx.query(`INSERT INTO tickwork_migrations (version, name, applied_at) VALUES ($1, $2, $3)`, [m.version, m.name, Date.now()]);
     }
   });
 }

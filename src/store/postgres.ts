@@ -8,7 +8,7 @@ import { SqlFanoutStore } from "../fanout/sql.js";
 import { migratePostgres, quoteIdent } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { postgresMigrations } from "./migrations/postgres.js";
-import { classify, pgExecutor, pgTransaction } from "../db/pg.js";
+import { classify, pgExecutor } from "../db/pg.js";
 import type { Store } from "./store.js";
 
 export interface PostgresOptions {
@@ -49,7 +49,7 @@ export function postgres(config: string | PostgresOptions): Store {
     idempotency: new SqlIdempotencyStore(executor),
     delivery: new SqlDeliveryStore(executor),
     fanout: new SqlFanoutStore(executor),
-    migrate: () => migratePostgres((fn) => pgTransaction(pool, fn), options.schema, postgresMigrations),
+    migrate: () => migratePostgres(executor, options.schema, postgresMigrations),
     async schemaVersion() {
       // Unqualified: the connection's search_path says where tickwork's tables are.
       const [found] = await executor.query<{ t: string | null }>(`SELECT to_regclass('tickwork_migrations')::text AS t`);

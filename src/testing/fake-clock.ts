@@ -1,6 +1,7 @@
 import type { Clock, TimerHandle } from "../core/clock.js";
 import { toMs, type Duration } from "../core/duration.js";
 import { InvalidInputError } from "../core/errors.js";
+import { instantOf } from "../core/time.js";
 
 /** A clock that only moves when told to; its timers fire, in order, as it is advanced past them. */
 export interface FakeClock extends Clock {
@@ -61,8 +62,8 @@ async function settle(): Promise<void> {
 }
 
 function toEpoch(value: Date | number | string): number {
-  const ms = value instanceof Date ? value.getTime() : typeof value === "string" ? Date.parse(value) : value;
-  if (!Number.isFinite(ms)) throw new InvalidInputError(`fake clock: invalid time ${JSON.stringify(value)}`);
+  const ms = typeof value === "string" ? Date.parse(value) : instantOf(value);
+  if (ms === null || Number.isNaN(ms)) throw new InvalidInputError(`fake clock: invalid time ${JSON.stringify(value)}`);
   return ms;
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTickwork, type Tickwork } from "../../src/tickwork.js";
-import { PermanentJobError } from "../../src/core/errors.js";
+import { PermanentJobError } from "../../src/queue/errors.js";
 import type { Job } from "../../src/queue/job.js";
 import { cliDatabases, runCli, workdir, type CliDatabase } from "./fixtures/cli.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextAlarmAt } from "../../src/runtime/cloudflare/cadence.js";
+import { nextAlarmAt } from "../../src/runtime/cloudflare/alarm.js";
 import { DEFAULT_HEADROOM, WORKERS_PAID_SUBREQUESTS, parseObjectConfig } from "../../src/runtime/cloudflare/options.js";
 
 const NOW = Date.parse("2026-01-01T00:00:00Z");

@@ -31,4 +31,15 @@ describe("the Durable Object executor, on workerd's SQLite", () => {
       migrationsRecorded: sqliteMigrations.length,
     });
   });
+
+  // Why the SQL seam's transaction bodies are generators run inside transactionSync (src/db/sql-db.ts,
+  // SqlBody) rather than async functions run inside storage.transaction.
+  it("rolls back an awaiting storage.transaction's writes on both sides of the await, and with them another piece of code's write made meanwhile", async () => {
+    expect(await objects.call("PROBE", "async-transaction", "asyncTransactionFacts")).toEqual({
+      failed: "boom",
+      beforeTheAwait: 0,
+      afterTheAwait: 0,
+      otherCode: 0,
+    });
+  });
 });

@@ -62,4 +62,9 @@ describe("the source tree's layers import only downward", () => {
     const modules = new Set<Layer>(MODULES);
     expect(all.filter((e) => modules.has(e.from) && e.to !== "core" && e.to !== "db").map((e) => e.where)).toEqual([]);
   });
+
+  it("the engine (src/tickwork.ts) is imported only from above it: entry points, runtimes, server, CLI", () => {
+    const above = new Set<Layer>(ABOVE);
+    expect(all.filter((e) => e.to === "tickwork" && !above.has(e.from)).map((e) => e.where)).toEqual([]);
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createTickwork, type Tickwork, type TickworkOptions } from "../../src/tickwork.js";
-import { InvalidInputError, UnknownQueueError } from "../../src/core/errors.js";
+import { InvalidInputError } from "../../src/core/errors.js";
+import { UnknownQueueError } from "../../src/queue/errors.js";
 import type { EnqueueOptions } from "../../src/queue/options.js";
 import { sqlite } from "../../src/store/sqlite.js";
 

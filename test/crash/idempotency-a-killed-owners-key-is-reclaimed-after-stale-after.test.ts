@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createTickwork, type Tickwork } from "../../src/tickwork.js";
 import type { LogEvent } from "../../src/core/logger.js";
-import { DuplicateRequestError } from "../../src/idempotency/idempotency.js";
+import { DuplicateRequestError } from "../../src/idempotency/errors.js";
 import { EffectsDb, Racers } from "./fixtures/idempotency-processes.js";
 import { newTarget, openStore } from "./fixtures/target.js";
 

@@ -9,7 +9,7 @@ export {
   type LogsBindingChoice,
   type ObjectEngineOptions,
 } from "./options.js";
-export { nextAlarmAt, type AlarmCadence } from "./cadence.js";
+export { nextAlarmAt, type AlarmCadence } from "./alarm.js";
 export { durableObjectStore, type DurableObjectStoreOptions } from "./store.js";
 export { durableObjectExecutor } from "./executor.js";
 export { kvCache, type KvCacheOptions } from "./kv-cache.js";

@@ -21,8 +21,8 @@ interface Metadata {
 const KV_MIN_TTL_S = 60;
 
 /**
- * `tw.cache` on Workers KV (seed 003: prices in KV under `tenero:price:{tokenId}`, read by the
- * Worker's routes without waking the Durable Object). The value is stored as its JSON text, so any
+ * `tw.cache` on Workers KV (say, prices under `price:{tokenId}` written by a periodic task and read
+ * by the Worker's routes without waking the Durable Object). The value is stored as its JSON text, so any
  * other reader of the namespace sees plain JSON; `fetchedAt` travels in the key's metadata, so a read
  * is one KV operation. KV is eventually consistent across locations: a value written in one place
  * is seen elsewhere within about a minute, which a cache with a `maxAge` of minutes tolerates.

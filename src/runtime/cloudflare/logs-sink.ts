@@ -13,7 +13,7 @@ export interface FlushableSink extends LogSink {
 }
 
 /**
- * Events to a Workers RPC logging binding (seed 003's `env.LOGS`, the worker-logs service). Each event
+ * Events to a Workers RPC logging binding (such as `env.LOGS`, the worker-logs service). Each event
  * is one entry `{ level, message, context }`: the event name as the message, its fields as the
  * context, with tickwork's own level kept there (the service has four; `critical` arrives as ERROR)
  * and `options.context` added (`TickworkObject` names the object, so one class's instances can be told apart).

@@ -10,7 +10,7 @@ import type { EnqueuedJob } from "../../queue/job.js";
 import type { EnqueueOptions } from "../../queue/options.js";
 import type { RunResult, TaskStatus } from "../../schedule/task.js";
 import type { QueueCounts } from "../../queue/store.js";
-import { nextAlarmAt } from "./cadence.js";
+import { nextAlarmAt } from "./alarm.js";
 import { kvCache } from "./kv-cache.js";
 import { workersLogs, type FlushableSink } from "./logs-sink.js";
 import { parseObjectConfig, type ObjectConfig, type TickworkObjectConfig } from "./options.js";
@@ -58,7 +58,7 @@ export interface ObjectStatus {
  * A Durable Object that runs a tickwork engine on its own SQLite storage, driven by its alarm.
  *
  * - `alarm()` runs one engine tick, then arms the alarm for the engine's next wake-up: 100 ms while
- *   work is carried over, the next due time otherwise, and 5 minutes at most (seed 000's cadence). It
+ *   work is carried over, the next due time otherwise, and 5 minutes at most (so a lost alarm is noticed soon). It
  *   never replaces an alarm that is already set sooner.
  * - Arming is the tick's last step: a handler that throws after setting its alarm would cancel the
  *   platform's retries. Only transport failures (the storage, a missing binding) throw, so the
@@ -66,7 +66,8 @@ export interface ObjectStatus {
  * - Every RPC call first checks the alarm: one found missing or stuck in the past is re-armed (the
  *   watchdog), so an object whose alarm was lost resumes at the next call.
  * - RPC: `status()`, `refreshNow(task | "all")`, `pauseUntil(time)`, `resume()`, `enqueue(...)` and
- *   `idempotent(...)` (seed 003's surface, plus the queue and idempotency keys for callers in the Worker).
+ *   `idempotent(...)`: what operations need from elsewhere in the Worker (see state, run now, pause,
+ *   resume) without a secret-guarded HTTP endpoint, plus the queue and idempotency keys.
  *
  * ```ts
  * export class SchedulerDO extends TickworkObject<Env> {
@@ -147,10 +148,10 @@ export abstract class TickworkObject<Env = unknown> extends DurableObject<Env> {
 
   // ---- RPC ----------------------------------------------------------------------------------
 
-  /** The engine's state: tasks (seed 003's `lastRunAt`, `lastResult`, `consecutiveFailures`...), queues, the alarm, the last tick. */
+  /** The engine's state: tasks (`lastRunAt`, `lastResult`, `consecutiveFailures`...), queues, the alarm, the last tick. */
   async status(): Promise<ObjectStatus> {
     return this.call(async (tw) => {
-      const [schedule, queues, deliveries, fanouts, alarmAt] = await Promise.all([
+      const [scheduler, queues, deliveries, fanouts, alarmAt] = await Promise.all([
         tw.scheduler.status(),
         tw.jobs.counts(),
         Promise.all([...tw.deliveries.values()].map((d) => d.status())),
@@ -164,8 +165,8 @@ export abstract class TickworkObject<Env = unknown> extends DurableObject<Env> {
         lastTick: this.lastTick,
         tickBudget: this.config.tickBudget,
         maxJobsPerTick: this.config.maxJobsPerTick,
-        pausedUntil: schedule.pausedUntil,
-        tasks: schedule.tasks,
+        pausedUntil: scheduler.pausedUntil,
+        tasks: scheduler.tasks,
         queues,
         deliveries,
         fanouts,
@@ -213,7 +214,7 @@ export abstract class TickworkObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * Check, claim, complete (seed 002) in this object's store: the first call with a key runs `fn`,
+   * Check, claim, complete (`tw.idempotency.run`) in this object's store: the first call with a key runs `fn`,
    * later ones get its result. Inside the object, call it with a function; a caller in the Worker may
    * pass one too (Workers RPC calls it back), its result stored for replays.
    */

@@ -15,7 +15,7 @@ export const DEFAULT_HEADROOM = 100;
 /** The platform retries a throwing `alarm()` up to 6 times, from 2 s with exponential backoff (Durable Objects' alarms docs). */
 export const PLATFORM_ALARM_RETRIES = 6;
 
-/** Events to a Workers RPC logging binding (seed 003's `env.LOGS`), named by its binding. */
+/** Events to a Workers RPC logging binding (such as `env.LOGS`, the worker-logs service), named by its binding. */
 export interface LogsBindingChoice {
   binding: string;
   appId: string;
@@ -23,8 +23,9 @@ export interface LogsBindingChoice {
 
 /**
  * Where the object's events go: a logging binding, `"console"` (Workers Logs and `wrangler tail`),
- * or any sink the engine accepts. Required: seed 003 lost its failures to a logger that defaulted to
- * the console, so the choice is always written down.
+ * or any sink the engine accepts. Required, with no default: a logger that silently defaulted to the
+ * console is how a Worker's failures go unseen (they never reach the logging service anyone reads),
+ * so the choice is always written down.
  */
 export type LoggerChoice = LogsBindingChoice | "console" | LoggerOption;
 

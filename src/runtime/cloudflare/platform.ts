@@ -33,7 +33,7 @@ export interface KvNamespaceLike {
   delete(key: string): Promise<void>;
 }
 
-/** A level of the worker-logs service (seed 003's `env.LOGS`). */
+/** A level of the worker-logs service (an `env.LOGS` binding). */
 export type LogsLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
 
 export interface LogsEntry {
@@ -43,7 +43,7 @@ export interface LogsEntry {
 }
 
 /**
- * A Workers RPC logging binding, as seed 003's `env.LOGS` (the worker-logs service): entries for an
+ * A Workers RPC logging binding such as `env.LOGS` (the worker-logs service): entries for an
  * application id, several per call.
  */
 export interface LogsBinding {

@@ -1,14 +1,5 @@
-import { SqlCacheStore } from "../../cache/sql.js";
-import { SqlDeliveryStore } from "../../delivery/sql.js";
-import { SqlFanoutStore } from "../../fanout/sql.js";
 import type { CacheStore } from "../../cache/store.js";
-import { SqlIdempotencyStore } from "../../idempotency/sql.js";
-import { SqliteQueueStore } from "../../queue/sqlite.js";
-import { SqlScheduleStore } from "../../schedule/sql.js";
-import { migrateSqlite, sqliteSchemaVersion } from "../../store/migrate.js";
-import { latestVersion } from "../../store/migrations/migration.js";
-import { sqliteMigrations } from "../../store/migrations/sqlite.js";
-import { sqliteSqlDb } from "../../db/sql-db.js";
+import { sqliteStore } from "../../store/sqlite-store.js";
 import type { Store } from "../../store/store.js";
 import { DURABLE_OBJECT_MAX_PARAMS, durableObjectExecutor } from "./executor.js";
 import type { DurableObjectStorageLike } from "./platform.js";
@@ -27,18 +18,5 @@ export interface DurableObjectStoreOptions {
  * the storage alone.
  */
 export function durableObjectStore(storage: DurableObjectStorageLike, options: DurableObjectStoreOptions = {}): Store {
-  const executor = durableObjectExecutor(storage);
-  const sql = sqliteSqlDb(executor, DURABLE_OBJECT_MAX_PARAMS);
-  return {
-    name: options.name ?? "durableObject",
-    queue: new SqliteQueueStore(executor),
-    schedule: new SqlScheduleStore(sql),
-    cache: options.cache ?? new SqlCacheStore(sql),
-    idempotency: new SqlIdempotencyStore(sql),
-    delivery: new SqlDeliveryStore(sql),
-    fanout: new SqlFanoutStore(sql),
-    migrate: async () => migrateSqlite(executor, sqliteMigrations),
-    schemaVersion: async () => ({ current: sqliteSchemaVersion(executor), latest: latestVersion(sqliteMigrations) }),
-    close: async () => {},
-  };
+  return sqliteStore(durableObjectExecutor(storage), { name: options.name ?? "durableObject", maxParams: DURABLE_OBJECT_MAX_PARAMS, cache: options.cache });
 }

@@ -80,7 +80,7 @@ export const postgresMigrations: readonly Migration[] = [
         paused_until bigint
       );
       INSERT INTO tickwork_scheduler (id, paused_until) VALUES (1, NULL);
-      -- Key-value cache: a value and when it was fetched (seed 003's tenero:price:{tokenId}).
+      -- Key-value cache: a value and when it was fetched, so a reader can refuse one too old for it.
       CREATE TABLE tickwork_cache (
         key        text  PRIMARY KEY,
         value      text  NOT NULL,
@@ -107,7 +107,7 @@ export const postgresMigrations: readonly Migration[] = [
         completed_at bigint,
         PRIMARY KEY (scope, key, operation)
       );
-      -- Scope-changing operations (seed 002: RESET creates a new account) are found by key and operation.
+      -- An operation that changes its scope (one that opens a new account) is found by key and operation.
       CREATE INDEX tickwork_idempotency_key ON tickwork_idempotency (key, operation);
       -- Expired keys are deleted by age.
       CREATE INDEX tickwork_idempotency_created ON tickwork_idempotency (created_at);
@@ -119,7 +119,7 @@ export const postgresMigrations: readonly Migration[] = [
     sql: `
       -- Delivery outbox: every emitted item until it is delivered or dropped. id is the delivery's
       -- stable identity (the webhook-id receivers dedupe on); a key is held by one item at a time,
-      -- so a key with a delivery or a retry outstanding is not emitted again (seed 000).
+      -- so a key with a delivery or a retry outstanding is not emitted again.
       CREATE TABLE tickwork_deliveries (
         id          text    PRIMARY KEY,
         delivery    text    NOT NULL,

@@ -28,7 +28,7 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX tickwork_jobs_claim ON tickwork_jobs (queue, priority, run_at, id) WHERE status = 'pending';
       -- Next wake-up, and claims when only a few of many scheduled jobs are due.
       CREATE INDEX tickwork_jobs_due ON tickwork_jobs (queue, run_at) WHERE status = 'pending';
-      -- A key is held by at most one live job of a queue (seed 004's skipDuplicates).
+      -- A key is held by at most one live job of a queue: an enqueue of a held key is skipped.
       CREATE UNIQUE INDEX tickwork_jobs_key ON tickwork_jobs (queue, key) WHERE key IS NOT NULL AND status IN ('pending', 'running');
       CREATE INDEX tickwork_jobs_lease ON tickwork_jobs (lease_until) WHERE status = 'running';
       CREATE INDEX tickwork_jobs_worker ON tickwork_jobs (worker_id) WHERE status = 'running';
@@ -85,7 +85,7 @@ export const sqliteMigrations: readonly Migration[] = [
         paused_until INTEGER
       );
       INSERT INTO tickwork_scheduler (id, paused_until) VALUES (1, NULL);
-      -- Key-value cache: a value and when it was fetched (seed 003's tenero:price:{tokenId}).
+      -- Key-value cache: a value and when it was fetched, so a reader can refuse one too old for it.
       CREATE TABLE tickwork_cache (
         key        TEXT  PRIMARY KEY,
         value      TEXT  NOT NULL,
@@ -112,7 +112,7 @@ export const sqliteMigrations: readonly Migration[] = [
         completed_at INTEGER,
         PRIMARY KEY (scope, key, operation)
       );
-      -- Scope-changing operations (seed 002: RESET creates a new account) are found by key and operation.
+      -- An operation that changes its scope (one that opens a new account) is found by key and operation.
       CREATE INDEX tickwork_idempotency_key ON tickwork_idempotency (key, operation);
       -- Expired keys are deleted by age.
       CREATE INDEX tickwork_idempotency_created ON tickwork_idempotency (created_at);
@@ -124,7 +124,7 @@ export const sqliteMigrations: readonly Migration[] = [
     sql: `
       -- Delivery outbox: every emitted item until it is delivered or dropped. id is the delivery's
       -- stable identity (the webhook-id receivers dedupe on); a key is held by one item at a time,
-      -- so a key with a delivery or a retry outstanding is not emitted again (seed 000).
+      -- so a key with a delivery or a retry outstanding is not emitted again.
       CREATE TABLE tickwork_deliveries (
         id          TEXT    PRIMARY KEY,
         delivery    TEXT    NOT NULL,

@@ -27,12 +27,7 @@ function workerdUrl(): Promise<string> {
  * operation crosses, as JSON: what a store returns is plain data too.
  */
 export function remoteStore(objectName: string): Store {
-  const send = async (call: StoreRequest): Promise<unknown> => {
-    const response = await fetch(await workerdUrl(), { method: "POST", body: JSON.stringify({ ...call, object: objectName }) });
-    const answer = (await response.json()) as StoreAnswer;
-    if (answer.ok) return answer.value;
-    throw rebuilt(answer.error);
-  };
+  const send = (call: StoreRequest) => sendTo(objectName, call);
   const forward = (module: ModuleName) =>
     new Proxy(
       {},
@@ -49,6 +44,18 @@ export function remoteStore(objectName: string): Store {
     schemaVersion: async () => (await send({ op: "schemaVersion" })) as { current: number; latest: number },
     close: async () => {},
   };
+}
+
+/** test/support/transaction-facts.ts, run in the Durable Object `objectName` on its SQL seam. */
+export function remoteTransactionFacts(objectName: string): Promise<unknown> {
+  return sendTo(objectName, { op: "transactionFacts" });
+}
+
+async function sendTo(objectName: string, call: StoreRequest): Promise<unknown> {
+  const response = await fetch(await workerdUrl(), { method: "POST", body: JSON.stringify({ ...call, object: objectName }) });
+  const answer = (await response.json()) as StoreAnswer;
+  if (answer.ok) return answer.value;
+  throw rebuilt(answer.error);
 }
 
 /** An error from the object, as the caller would have had it from a local store. */

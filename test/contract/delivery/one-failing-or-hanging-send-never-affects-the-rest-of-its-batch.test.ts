@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CallTimeoutError } from "../../../src/core/timeout.js";
+import { CallTimeoutError } from "../../../src/core/errors.js";
 import type { DeliveryMessage, SendContext } from "../../../src/delivery/options.js";
 import { allStoreCases } from "../../support/stores.js";
 import { MINUTE, deferred, enginesFor } from "../../support/schedule-fixtures.js";

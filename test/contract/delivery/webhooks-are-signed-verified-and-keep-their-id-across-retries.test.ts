@@ -3,7 +3,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../../src/core/errors.js";
-import { WebhookVerificationError, verifyWebhook, webhookSender } from "../../../src/delivery/webhooks.js";
+import { WebhookVerificationError } from "../../../src/delivery/errors.js";
+import { verifyWebhook, webhookSender } from "../../../src/delivery/webhooks.js";
 import { allStoreCases } from "../../support/stores.js";
 import { MINUTE, enginesFor } from "../../support/schedule-fixtures.js";
 

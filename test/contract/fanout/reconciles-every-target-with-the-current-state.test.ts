@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EmptyStateError } from "../../../src/fanout/fanout.js";
+import { EmptyStateError } from "../../../src/fanout/errors.js";
 import { allStoreCases } from "../../support/stores.js";
 import { MINUTE, SECOND, enginesFor } from "../../support/schedule-fixtures.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidInputError, InvalidPayloadError } from "../../../src/core/errors.js";
-import { EmptyStateError } from "../../../src/fanout/fanout.js";
+import { EmptyStateError } from "../../../src/fanout/errors.js";
 import { allStoreCases } from "../../support/stores.js";
 import { enginesFor } from "../../support/schedule-fixtures.js";
 

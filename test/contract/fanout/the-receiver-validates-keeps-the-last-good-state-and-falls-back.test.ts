@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { InvalidInputError } from "../../../src/core/errors.js";
 import type { Tickwork } from "../../../src/tickwork.js";
-import { EmptyStateError } from "../../../src/fanout/fanout.js";
+import { EmptyStateError } from "../../../src/fanout/errors.js";
 import { fanoutReceiver, type ReceiverStorage } from "../../../src/fanout/receiver.js";
 import { allStoreCases } from "../../support/stores.js";
 import { enginesFor } from "../../support/schedule-fixtures.js";

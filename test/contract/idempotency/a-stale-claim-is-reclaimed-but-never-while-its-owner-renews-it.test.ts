@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DuplicateRequestError } from "../../../src/idempotency/idempotency.js";
+import { DuplicateRequestError } from "../../../src/idempotency/errors.js";
 import { allStoreCases } from "../../support/stores.js";
 import { MINUTE, SECOND, T0, deferred, engineFor, until, type Engine } from "../../support/queue-fixtures.js";
 

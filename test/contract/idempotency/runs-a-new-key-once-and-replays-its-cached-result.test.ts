@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DuplicateRequestError } from "../../../src/idempotency/idempotency.js";
+import { DuplicateRequestError } from "../../../src/idempotency/errors.js";
 import { HOUR, T0, deferred, engineFor } from "../../support/queue-fixtures.js";
 import { allStoreCases } from "../../support/stores.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PermanentJobError } from "../../../src/core/errors.js";
+import { PermanentJobError } from "../../../src/queue/errors.js";
 import type { Job } from "../../../src/queue/job.js";
 import { allStoreCases } from "../../support/stores.js";
 import { SECOND, T0, engineFor } from "../../support/queue-fixtures.js";

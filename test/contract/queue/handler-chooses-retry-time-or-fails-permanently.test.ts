@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { exponential } from "../../../src/core/backoff.js";
-import { PermanentJobError, RetryAfterError } from "../../../src/core/errors.js";
+import { RetryAfterError } from "../../../src/core/errors.js";
+import { PermanentJobError } from "../../../src/queue/errors.js";
 import { allStoreCases } from "../../support/stores.js";
 import { HOUR, SECOND, T0, engineFor, type Engine } from "../../support/queue-fixtures.js";
 

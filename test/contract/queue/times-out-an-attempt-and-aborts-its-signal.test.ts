@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { exponential } from "../../../src/core/backoff.js";
-import { JobAbortedError } from "../../../src/queue/worker.js";
+import { JobAbortedError } from "../../../src/queue/errors.js";
 import { allStoreCases } from "../../support/stores.js";
 import { SECOND, T0, deferred, engineFor } from "../../support/queue-fixtures.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TaskAbortedError } from "../../../src/schedule/scheduler.js";
+import { TaskAbortedError } from "../../../src/schedule/errors.js";
 import { allStoreCases } from "../../support/stores.js";
 import { MINUTE, SECOND, T0, deferred, enginesFor } from "../../support/schedule-fixtures.js";
 

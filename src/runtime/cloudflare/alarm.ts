@@ -1,6 +1,10 @@
 import type { TickResult } from "../../tickwork.js";
 
-/** How an object's alarm follows its engine (seed 000's adaptive interval). */
+/**
+ * How an object's alarm follows its engine: an adaptive interval, quick while work is carried over so
+ * a backlog drains in seconds, and otherwise no sooner than the next due time, so an idle object
+ * costs nothing.
+ */
 export interface AlarmCadence {
   /** While work is carried over to the next tick (the budget or `maxJobs` ran out): 100 ms. */
   carriedMs: number;

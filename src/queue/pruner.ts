@@ -1,0 +1,28 @@
+import type { Logger } from "../core/logger.js";
+import type { JobStatus } from "./job.js";
+import type { QueueStore } from "./store.js";
+
+/** How long finished jobs are kept, by how they finished; `false` keeps them forever. */
+export type Retention = Record<Extract<JobStatus, "succeeded" | "failed" | "cancelled">, number | false>;
+
+/** Rows deleted per statement, so one prune never holds the table for long. */
+const PRUNE_BATCH = 1_000;
+
+/** Deletes finished jobs past their retention, so the jobs table grows with the live work, not with history. */
+export class Pruner {
+  constructor(private readonly deps: { store: QueueStore; logger: Logger; retention: Retention }) {}
+
+  /** Deletes, batch after batch until one comes back short, every job that finished longer ago than its status keeps. */
+  async prune(now: number): Promise<void> {
+    const { store, logger, retention } = this.deps;
+    for (const status of ["succeeded", "failed", "cancelled"] as const) {
+      const keep = retention[status];
+      if (keep === false) continue;
+      let pruned = 0;
+      for (let n = PRUNE_BATCH; n === PRUNE_BATCH; pruned += n) {
+        n = await store.pruneFinished({ status, before: now - keep, limit: PRUNE_BATCH });
+      }
+      if (pruned) logger.info("jobs.pruned", { status, count: pruned, olderThanMs: keep });
+    }
+  }
+}

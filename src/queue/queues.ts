@@ -1,0 +1,163 @@
+import type { Clock } from "../core/clock.js";
+import { InvalidInputError } from "../core/errors.js";
+import type { Logger } from "../core/logger.js";
+import { JobAbortedError, UnknownQueueError } from "./errors.js";
+import type { EnqueuedJob } from "./job.js";
+import { Jobs } from "./jobs.js";
+import { parseQueueOptions, type EnqueueOptions, type QueueOptions } from "./options.js";
+import { Pruner, type Retention } from "./pruner.js";
+import { Queue } from "./queue.js";
+import { Rescuer } from "./rescuer.js";
+import type { QueueStore } from "./store.js";
+import { QueueWorker } from "./worker.js";
+
+export interface QueuesDeps {
+  store: QueueStore;
+  clock: Clock;
+  logger: Logger;
+  instanceId: string;
+  /** Longest an idle worker waits before looking for due jobs by itself. */
+  pollIntervalMs: number;
+  retention: Retention;
+}
+
+/** What one `runDue` pass did, and when the queues next have work. */
+export interface QueuesPass {
+  /** Jobs run in this pass. */
+  ran: number;
+  /** The pass stopped at its limit with jobs still due: come back at once. */
+  more: boolean;
+  /** When a job is next due, a lease next lapses or a rate-limited queue's window reopens; null: none. */
+  nextAt: number | null;
+}
+
+/**
+ * The queue module as the engine drives it: the declared queues, this process's workers for those
+ * with a handler, and their maintenance (the rescuer and the pruner).
+ */
+export class Queues {
+  /** `tw.jobs`: jobs of every declared queue, by id. */
+  readonly jobs: Jobs;
+  private readonly declared = new Map<string, Queue<unknown>>();
+  private readonly workers = new Map<string, QueueWorker>();
+  private readonly rescuer: Rescuer;
+  private readonly pruner: Pruner;
+  private started = false;
+
+  constructor(private readonly deps: QueuesDeps) {
+    const { store, clock, logger, retention } = deps;
+    this.jobs = new Jobs({
+      store,
+      logger,
+      now: () => clock.now(),
+      knownQueues: () => this.names,
+      wake: (queue) => this.wake(queue),
+      abortLocal: (id) => this.abort(id),
+    });
+    this.rescuer = new Rescuer({ store, clock, logger, workers: this.workers });
+    this.pruner = new Pruner({ store, logger, retention });
+  }
+
+  /** The declared queues' names, in declaration order. */
+  get names(): string[] {
+    return [...this.declared.keys()];
+  }
+
+  /** Declares a queue; with a handler, this process gets a worker for it (running at once if started). */
+  declare<P>(name: string, options: QueueOptions<P>): Queue<P> {
+    if (this.declared.has(name)) throw new InvalidInputError(`queue "${name}" is already declared`);
+    const config = parseQueueOptions(name, options);
+    const { store, clock, logger, instanceId, pollIntervalMs } = this.deps;
+    const worker = config.handler ? new QueueWorker(config, { store, clock, logger, instanceId, pollIntervalMs }) : undefined;
+    const queue = new Queue<P>(config, { store, logger, now: () => clock.now(), worker });
+    this.declared.set(name, queue as Queue<unknown>);
+    if (worker) {
+      this.workers.set(name, worker);
+      if (this.started) worker.start();
+    }
+    return queue;
+  }
+
+  /** Enqueues on a declared queue by name. */
+  async enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
+    const q = this.declared.get(queue);
+    if (!q) throw new UnknownQueueError(queue, this.names);
+    return q.enqueue(payload, options);
+  }
+
+  /** Something may be due on `queue` (a notification, a retry): its worker here, if any, looks. */
+  wake(queue: string): void {
+    this.workers.get(queue)?.wake();
+  }
+
+  wakeAll(): void {
+    for (const worker of this.workers.values()) worker.wake();
+  }
+
+  /** Aborts a cancelled job's signal if a worker of this process holds it; true if one did. */
+  abort(id: string): boolean {
+    return [...this.workers.values()].some((w) => w.abort(id, new JobAbortedError("cancelled", `job ${id} was cancelled`)));
+  }
+
+  /**
+   * Runs due jobs queue by queue, in declaration order, until none is due or `maxJobs` have run (the
+   * tick driver). A rate-limited queue's due jobs wait for its window, not for the store's due times.
+   */
+  async runDue(maxJobs: number): Promise<QueuesPass> {
+    let ran = 0;
+    let more = false;
+    const limitedUntil = new Map<string, number>();
+    for (const [name, worker] of this.workers) {
+      if (ran >= maxJobs) {
+        more = true;
+        break;
+      }
+      const result = await worker.runDue(maxJobs - ran);
+      ran += result.ran;
+      more ||= result.more;
+      if (result.rateLimitedUntil !== undefined) limitedUntil.set(name, result.rateLimitedUntil);
+    }
+    if (more) return { ran, more, nextAt: this.deps.clock.now() };
+    const free = [...this.workers.keys()].filter((name) => !limitedUntil.has(name));
+    const times = [...limitedUntil.values()];
+    const due = await this.deps.store.nextWakeAt({ queues: free });
+    if (due !== null) times.push(due);
+    return { ran, more, nextAt: times.length ? Math.min(...times) : null };
+  }
+
+  /** Returns the jobs of lapsed leases to their queues (see Rescuer). */
+  rescue(): Promise<void> {
+    return this.rescuer.rescue();
+  }
+
+  /** Deletes finished jobs past their retention (see Pruner). */
+  prune(now: number): Promise<void> {
+    return this.pruner.prune(now);
+  }
+
+  /** Starts the workers (the continuous driver); queues declared later start as they are declared. */
+  start(): void {
+    this.started = true;
+    for (const worker of this.workers.values()) worker.start();
+  }
+
+  /** Stops every worker gracefully, giving running jobs `graceMs` (see QueueWorker.stop). */
+  async stop(graceMs: number): Promise<void> {
+    await Promise.all([...this.workers.values()].map((w) => w.stop(graceMs)));
+  }
+
+  /** The queues whose jobs this process runs, as the start-up event lists them. */
+  get running(): { queue: string; concurrency: number }[] {
+    return [...this.workers.values()].map((w) => ({ queue: w.config.name, concurrency: w.config.concurrency }));
+  }
+
+  /** Each declared queue, and what its worker here is doing. */
+  status() {
+    return [...this.declared.values()].map((q) => ({
+      name: q.name,
+      concurrency: q.config.concurrency,
+      hasHandler: this.workers.has(q.name),
+      ...(this.workers.get(q.name)?.stats ?? {}),
+    }));
+  }
+}
