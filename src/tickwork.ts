@@ -240,7 +240,8 @@ export class Tickwork {
     const jobs = await this.queues.runDue(maxJobs);
     const outbound = await this.outbound.pass();
     const result = { ran: jobs.ran, carried: outbound.carried, outbound: { used: outbound.used, budget: outbound.budget } };
-    if (jobs.more) return { nextWakeAt: this.clock.now(), ...result };
+    // A job enqueued by the outbound pass (a delivery's onDelivered hook) is due after the queues' pass read its time.
+    if (jobs.more || this.queues.hasNewWork) return { nextWakeAt: this.clock.now(), ...result };
     if (outbound.carried) return { nextWakeAt: this.clock.now() + CARRY_WAKE_MS, ...result };
     const times = [taskWake, jobs.nextAt, outbound.nextAt].filter((at) => at !== null);
     return { nextWakeAt: times.length ? Math.min(...times) : null, ...result };

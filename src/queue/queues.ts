@@ -125,6 +125,11 @@ export class Queues {
     return { ran, more, nextAt: times.length ? Math.min(...times) : null };
   }
 
+  /** A job was enqueued or retried here after the last `runDue` read the next due time: run again now. */
+  get hasNewWork(): boolean {
+    return [...this.workers.values()].some((w) => w.hasNewWork);
+  }
+
   /** Returns the jobs of lapsed leases to their queues (see Rescuer). */
   rescue(): Promise<void> {
     return this.rescuer.rescue();

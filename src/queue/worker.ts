@@ -50,6 +50,8 @@ export class QueueWorker {
   private readonly leases: Leases;
   private readonly limiter: RateLimiter;
   private active = false;
+  /** wake() was called since the last runDue ended (see hasNewWork). */
+  private wokenSinceRun = false;
   private stopping = false;
   private claiming = false;
   /** The claim in flight, which stop() waits for: its jobs must be handed back before the store closes. */
@@ -104,6 +106,7 @@ export class QueueWorker {
 
   /** Something may be due: an enqueue here, a notification, a rescue. */
   wake(): void {
+    this.wokenSinceRun = true;
     if (!this.active || this.stopping) return;
     this.wokenDuringClaim = true;
     this.exhausted = false;
@@ -304,6 +307,23 @@ export class QueueWorker {
    * `rateLimitedUntil`: the queue's rate window is used up; nothing more may start before then.
    */
   async runDue(budget: number): Promise<{ ran: number; more: boolean; rateLimitedUntil?: number }> {
+    try {
+      return await this.runDueBatches(budget);
+    } finally {
+      // What was enqueued while this pass ran, it claimed; only what comes after is news.
+      this.wokenSinceRun = false;
+    }
+  }
+
+  /**
+   * Something was enqueued (or retried) here since the last `runDue` ended: by a task or a delivery
+   * hook later in the same tick, say, so the store's next due time read before it is already stale.
+   */
+  get hasNewWork(): boolean {
+    return this.wokenSinceRun;
+  }
+
+  private async runDueBatches(budget: number): Promise<{ ran: number; more: boolean; rateLimitedUntil?: number }> {
     let ran = 0;
     while (ran < budget) {
       const limit = this.limiter.allowance(Math.min(this.config.concurrency, budget - ran));
