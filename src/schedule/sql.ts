@@ -26,8 +26,8 @@ const CLAIM_MANUAL = `
   RETURNING name`;
 
 // Outcome bookkeeping in one statement: counters, the opt-in breaker, the rate-limit backoff
-// (next_run_after), and the run lease released. A leased run's outcome is fenced: if another process took the run over
-// (this one was frozen past its lease), nothing is recorded.
+// (next_run_after), and the run lease released. A leased run's outcome is fenced: if another process
+// took the run over (this one was frozen past its lease), nothing is recorded.
 const FINISH_RUN = `
   UPDATE tickwork_tasks SET
     last_run_at = $2, last_scheduled_at = $3, last_duration_ms = $4, last_outcome = $5, last_result = $6, last_error = $7,

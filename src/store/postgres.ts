@@ -8,7 +8,7 @@ import { SqlFanoutStore } from "../fanout/sql.js";
 import { migratePostgres, quoteIdent } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { postgresMigrations } from "./migrations/postgres.js";
-import { classify, pgExecutor } from "../db/pg.js";
+import { classify, pgExecutor } from "./pg.js";
 import type { Store } from "./store.js";
 
 export interface PostgresOptions {

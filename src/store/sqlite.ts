@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { BETTER_SQLITE_MAX_PARAMS, betterSqliteExecutor } from "../db/better-sqlite3.js";
+import { BETTER_SQLITE_MAX_PARAMS, betterSqliteExecutor } from "./better-sqlite3.js";
 import { sqliteStore } from "./sqlite-store.js";
 import type { Store } from "./store.js";
 

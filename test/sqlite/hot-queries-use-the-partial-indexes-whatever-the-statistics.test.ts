@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteQueueStore } from "../../src/queue/sqlite.js";
 import { migrateSqlite } from "../../src/store/migrate.js";
 import { sqliteMigrations } from "../../src/store/migrations/sqlite.js";
-import { betterSqliteExecutor } from "../../src/db/better-sqlite3.js";
+import { betterSqliteExecutor } from "../../src/store/better-sqlite3.js";
 import type { SqliteExecutor } from "../../src/db/sqlite-executor.js";
 
 /**

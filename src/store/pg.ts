@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { StoreUnavailableError } from "../core/errors.js";
-import type { PgExecutor, QueryOptions } from "./pg-executor.js";
-import { runBody, sqlTx, type SqlBody } from "./sql-db.js";
+import type { PgExecutor, QueryOptions } from "../db/pg-executor.js";
+import { runBody, sqlTx, type SqlBody } from "../db/sql-db.js";
 
 /** `pg` behind the executor seam: named prepared statements (unnamed when replanned), and connection failures typed as such. */
 export function pgExecutor(pool: pg.Pool): PgExecutor {

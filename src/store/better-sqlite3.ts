@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { SqlValue, SqliteExecutor } from "./sqlite-executor.js";
+import type { SqlValue, SqliteExecutor } from "../db/sqlite-executor.js";
 
 /** Bound values per statement on better-sqlite3 (its SQLITE_MAX_VARIABLE_NUMBER). */
 export const BETTER_SQLITE_MAX_PARAMS = 32_766;
