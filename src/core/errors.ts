@@ -22,7 +22,7 @@ export class InvalidInputError extends TickworkError {
 export class InvalidDurationError extends InvalidInputError {
   constructor(readonly value: unknown) {
     super(
-      `invalid duration ${describe(value)}: expected milliseconds (a finite number >= 0) or a string such as "500ms", "30s", "5m", "1h", "2d"`,
+      `invalid duration ${describe(value)}: expected milliseconds (a finite number from 0 to 100 years) or a string such as "500ms", "30s", "5m", "1h", "2d"`,
       "TW_INVALID_DURATION",
     );
   }

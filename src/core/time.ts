@@ -1,3 +1,4 @@
+import { checkInstant } from "./bounds.js";
 import { toMs, type Duration } from "./duration.js";
 import { InvalidInputError, describe } from "./errors.js";
 
@@ -7,13 +8,16 @@ export function instantOf(value: unknown): number | null {
   return typeof ms === "number" && Number.isFinite(ms) ? ms : null;
 }
 
-/** An absolute time: a Date or epoch milliseconds (a duration string would silently mean 1970 here). */
+/**
+ * An absolute time: a Date or epoch milliseconds (a duration string would silently mean 1970 here),
+ * within 1970 to 9999.
+ */
 export function toInstant(value: unknown, where: string): number {
   const ms = instantOf(value);
   if (ms === null) {
     throw new InvalidInputError(value instanceof Date ? `${where}: invalid Date` : `${where}: expected a Date or epoch milliseconds, got ${describe(value)}`);
   }
-  return ms;
+  return checkInstant(ms, where);
 }
 
 /** A time given as a Date, epoch milliseconds, or a duration from `now` ("1h"). */

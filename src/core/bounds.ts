@@ -1,0 +1,109 @@
+import { InvalidInputError, describe } from "./errors.js";
+
+/**
+ * The bounds every value the API takes is held to, checked before anything is written so that a
+ * value the store cannot hold is refused by tickwork with the field's name, never by the driver.
+ * The figures follow the narrowest store: PostgreSQL's `integer` and `bigint` columns and its
+ * btree index rows (about 2,700 bytes, so an indexed text of 500 characters fits at 4 bytes each).
+ */
+
+/** Times are epoch milliseconds from 1970 to the end of year 9999. */
+export const MAX_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/** Durations (delays, leases, intervals, timeouts) are at most 100 years. */
+export const MAX_DURATION_MS = 100 * 365 * 86_400_000;
+/** Integer columns (attempts, counts, limits) are 32-bit. */
+export const INT32_MAX = 2_147_483_647;
+/** Row ids are positive 64-bit integers, given as decimal strings. */
+export const MAX_ID = 9_223_372_036_854_775_807n;
+/** Keys, scopes, names and filters that are indexed or compared: at most this many characters. */
+export const MAX_INDEXED_TEXT = 500;
+
+/** Why `text` cannot be stored as it is, or undefined when it can. */
+export function textProblem(text: string): string | undefined {
+  if (text.includes("\u0000")) return "contains a NUL character, which no store can hold";
+  const lone = loneSurrogateAt(text);
+  if (lone >= 0) return `is not well-formed Unicode (a lone surrogate at index ${lone}), which a store would silently replace`;
+  return undefined;
+}
+
+/**
+ * A string the store can hold and compare exactly: 1 to `max` characters, no NUL, well-formed Unicode.
+ * `field` names it in the error ("queue \"mail\".enqueue: key").
+ */
+export function checkText(value: unknown, field: string, { max = MAX_INDEXED_TEXT, min = 1 }: { max?: number; min?: number } = {}): string {
+  if (typeof value !== "string" || value.length < min || value.length > max) {
+    throw new InvalidInputError(`${field} must be a string of ${min} to ${max} characters, got ${preview(value)}`);
+  }
+  const problem = textProblem(value);
+  if (problem) throw new InvalidInputError(`${field} ${problem}`);
+  return value;
+}
+
+/** Every string inside a JSON-able value must be storable text (keys included); throws naming the path. */
+export function checkTextDeep(value: unknown, field: string): void {
+  const visit = (v: unknown, path: string): void => {
+    if (typeof v === "string") {
+      const problem = textProblem(v);
+      if (problem) throw new InvalidInputError(`${path} ${problem}`);
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => visit(item, `${path}[${i}]`));
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, item] of Object.entries(v)) {
+        const problem = textProblem(k);
+        if (problem) throw new InvalidInputError(`${path}: property name ${JSON.stringify(k)} ${problem}`);
+        visit(item, `${path}.${k}`);
+      }
+    }
+  };
+  visit(value, field);
+}
+
+/** An absolute time (a Date or epoch milliseconds) within 1970 to 9999. */
+export function checkInstant(ms: number, field: string): number {
+  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_TIME_MS) {
+    throw new InvalidInputError(`${field} must be a time from 1970 to 9999 (epoch milliseconds 0 to ${MAX_TIME_MS}), got ${describe(ms)}`);
+  }
+  return Math.round(ms);
+}
+
+/** An integer from `min` to `max` (a 32-bit column by default). */
+export function checkInt(value: unknown, field: string, { min = 0, max = INT32_MAX }: { min?: number; max?: number } = {}): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidInputError(`${field} must be an integer from ${min} to ${max}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+const ID = /^[1-9][0-9]{0,18}$/;
+
+/** A row id: a decimal string (or a safe integer) from 1 to 2^63-1. Returns the decimal string. */
+export function checkId(value: unknown, field: string): string {
+  const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
+  if (typeof text !== "string" || !ID.test(text) || BigInt(text) > MAX_ID) {
+    throw new InvalidInputError(`${field} must be an id (a decimal integer from 1 to ${MAX_ID}), got ${preview(value)}`);
+  }
+  return text;
+}
+
+/** A value shown in an error: long strings are cut so a 1 MB key does not become a 1 MB message. */
+export function preview(value: unknown, max = 80): string {
+  if (typeof value === "string" && value.length > max) return `a string of ${value.length} characters starting ${JSON.stringify(value.slice(0, max))}`;
+  const shown = describe(value);
+  return shown.length > max * 2 ? `${shown.slice(0, max * 2)}…` : shown;
+}
+
+function loneSurrogateAt(text: string): number {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdfff) continue;
+    if (c <= 0xdbff && i + 1 < text.length) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+    }
+    return i;
+  }
+  return -1;
+}
