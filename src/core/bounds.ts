@@ -76,13 +76,15 @@ export function checkInt(value: unknown, field: string, { min = 0, max = INT32_M
 
 const ID = /^[1-9][0-9]{0,18}$/;
 
-/** A row id: a decimal string (or a safe integer) from 1 to 2^63-1. Returns the decimal string. */
+/**
+ * A row id: a decimal string from 1 to 2^63-1. Ids are strings everywhere in the API (a JavaScript
+ * number cannot hold every bigint), so a number is refused rather than guessed at.
+ */
 export function checkId(value: unknown, field: string): string {
-  const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
-  if (typeof text !== "string" || !ID.test(text) || BigInt(text) > MAX_ID) {
-    throw new InvalidInputError(`${field} must be an id (a decimal integer from 1 to ${MAX_ID}), got ${preview(value)}`);
+  if (typeof value !== "string" || !ID.test(value) || BigInt(value) > MAX_ID) {
+    throw new InvalidInputError(`${field} must be an id: a string of digits from "1" to "${MAX_ID}", got ${preview(value)}`);
   }
-  return text;
+  return value;
 }
 
 /** A value shown in an error: long strings are cut so a 1 MB key does not become a 1 MB message. */
@@ -106,4 +108,25 @@ function loneSurrogateAt(text: string): number {
     return i;
   }
   return -1;
+}
+
+/**
+ * JSON values (payloads, results, states, cached values) nest at most this deep. JSON.stringify
+ * gives up near 4,000 levels (its recursion meets the stack) and PostgreSQL's `json` input near
+ * 10,000 (max_stack_depth 2 MB), both depending on the stack left; well below both, a value is
+ * accepted or refused the same way on every store and from any call depth.
+ */
+export const MAX_JSON_DEPTH = 1_000;
+
+/** A surrogate code unit without its partner (matched code unit by code unit: no `u` flag). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `text` with each NUL and lone surrogate replaced by U+FFFD: for text tickwork stores on the
+ * caller's behalf but did not take as an argument (a run's error message), which it must keep
+ * rather than refuse. At most `max` characters are kept, the cut marked with "…".
+ */
+export function storableText(text: string, max = Infinity): string {
+  const cut = text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return textProblem(cut) === undefined ? cut : cut.replaceAll("\u0000", "\ufffd").replace(LONE_SURROGATE, "\ufffd");
 }

@@ -1,4 +1,5 @@
 import { nextDelay } from "../core/backoff.js";
+import { MAX_TIME_MS } from "../core/bounds.js";
 import type { Clock } from "../core/clock.js";
 import { errorText } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
@@ -64,13 +65,15 @@ export class JobExecutor {
 
   /**
    * What a failed attempt leads to: a retry at the time the error asks for (`retryAfter`) or the
-   * backoff gives, or, after the last attempt or a `PermanentJobError`, the end.
+   * backoff gives, or, after the last attempt or a `PermanentJobError`, the end. Both come from user
+   * code, so the time is rounded to a whole millisecond and held to the last one a store can keep
+   * (the end of year 9999): a retry asked for later than that is as good as never, but still written.
    */
   private retryDecision(job: Job, error: unknown, now: number): JobOutcome {
     let retryAt: number | null = null;
     if (!(error instanceof PermanentJobError) && job.attempts < job.maxAttempts) {
       const delay = retryAfterMs(error, now) ?? nextDelay(this.config.backoff, job.attempts);
-      if (delay !== null) retryAt = now + delay;
+      if (delay !== null) retryAt = Math.min(Math.round(now + delay), MAX_TIME_MS);
     }
     return { kind: "failed", id: job.id, attempt: job.attempts, error: errorText(error), retryAt };
   }

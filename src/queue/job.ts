@@ -16,6 +16,11 @@ export interface Job<P = unknown> {
   runAt: number;
   /** Attempts started so far, including the one running now. */
   attempts: number;
+  /**
+   * Attempts the job gets: its own `maxAttempts` if it set one at enqueue; otherwise the queue's
+   * `retry.maxAttempts` as declared by the worker that claims it (written at the claim: until a
+   * worker has claimed it, this shows the enqueuing process's declaration).
+   */
   maxAttempts: number;
   lastError: string | null;
   createdAt: number;

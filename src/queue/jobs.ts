@@ -1,3 +1,4 @@
+import { MAX_INDEXED_TEXT, checkId, checkInt, checkText } from "../core/bounds.js";
 import { InvalidInputError, describe } from "../core/errors.js";
 import { JobNotFoundError, JobStateError, UnknownQueueError } from "./errors.js";
 import type { Logger } from "../core/logger.js";
@@ -24,37 +25,36 @@ export interface ListFilter {
   limit?: number;
 }
 
-const ID = /^[1-9][0-9]{0,18}$/;
-
 /** `tw.jobs`: look up and operate on jobs, in any queue this engine declares. */
 export class Jobs {
   constructor(private readonly deps: JobsDeps) {}
 
   async get(id: string): Promise<Job | null> {
-    return this.deps.store.get({ id: checkId(id) });
+    return this.deps.store.get({ id: checkId(id, "jobs.get: id") });
   }
 
   /** Newest first; page with `before: lastPage.at(-1).id`. */
   async list(filter: ListFilter = {}): Promise<Job[]> {
     const { queue, status, key, before, limit = 50 } = filter;
-    if (queue !== undefined) this.checkQueue(queue);
+    if (queue !== undefined) this.checkQueue(queue, "jobs.list");
     if (status !== undefined && !JOB_STATUSES.includes(status)) {
       throw new InvalidInputError(`jobs.list: status must be one of ${JOB_STATUSES.join(", ")}, got ${describe(status)}`);
     }
-    if (key !== undefined && typeof key !== "string") throw new InvalidInputError(`jobs.list: key must be a string, got ${describe(key)}`);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new InvalidInputError(`jobs.list: limit must be an integer from 1 to 500, got ${describe(limit)}`);
-    return this.deps.store.list({ queue, status, key, before: before === undefined ? undefined : checkId(before), limit });
+    if (key !== undefined) checkText(key, "jobs.list: key", { max: MAX_INDEXED_TEXT });
+    checkInt(limit, "jobs.list: limit", { min: 1, max: 500 });
+    return this.deps.store.list({ queue, status, key, before: before === undefined ? undefined : checkId(before, "jobs.list: before"), limit });
   }
 
   /** Job counts by status, per queue. */
   async counts(queue?: string): Promise<QueueCounts[]> {
-    if (queue !== undefined) this.checkQueue(queue);
+    if (queue !== undefined) this.checkQueue(queue, "jobs.counts");
     return this.deps.store.countByStatus({ queues: queue === undefined ? undefined : [queue] });
   }
 
   /** A failed or cancelled job runs again, with a fresh set of attempts; its last error is kept. */
-  async retry(id: string): Promise<Job> {
-    const job = await this.deps.store.retry({ id: checkId(id), now: this.deps.now() });
+  async retry(given: string): Promise<Job> {
+    const id = checkId(given, "jobs.retry: id");
+    const job = await this.deps.store.retry({ id, now: this.deps.now() });
     if (job) {
       this.deps.logger.info("job.retried", { queue: job.queue, id: job.id });
       this.deps.wake(job.queue);
@@ -69,7 +69,7 @@ export class Jobs {
 
   /** Every failed job of `queue` runs again. Returns how many. */
   async retryFailed(queue: string): Promise<number> {
-    this.checkQueue(queue);
+    this.checkQueue(queue, "jobs.retryFailed");
     const count = await this.deps.store.retryFailed({ queue, now: this.deps.now() });
     this.deps.logger.info("job.retried", { queue, count });
     if (count) this.deps.wake(queue);
@@ -80,8 +80,9 @@ export class Jobs {
    * A pending job will not run; a running job's outcome will be refused and, if it runs in this
    * process, its signal is aborted (elsewhere the owner notices at its next heartbeat).
    */
-  async cancel(id: string): Promise<Job> {
-    const job = await this.deps.store.cancel({ id: checkId(id), now: this.deps.now() });
+  async cancel(given: string): Promise<Job> {
+    const id = checkId(given, "jobs.cancel: id");
+    const job = await this.deps.store.cancel({ id, now: this.deps.now() });
     if (!job) {
       const current = await this.mustGet(id);
       throw new JobStateError(`job ${id} is ${current.status}; only pending or running jobs can be cancelled`);
@@ -97,13 +98,11 @@ export class Jobs {
     return job;
   }
 
-  private checkQueue(queue: string): void {
+  /** A queue this engine declares; a name no store could hold is refused as such first, not reported unknown. */
+  private checkQueue(queue: string, where: string): void {
+    checkText(queue, `${where}: queue`, { max: MAX_INDEXED_TEXT });
     const known = this.deps.knownQueues();
     if (!known.includes(queue)) throw new UnknownQueueError(queue, known);
   }
 }
 
-function checkId(id: unknown): string {
-  if (typeof id !== "string" || !ID.test(id)) throw new InvalidInputError(`job id must be a string of digits such as "42", got ${describe(id)}`);
-  return id;
-}

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { exponential, type BackoffPolicy } from "../core/backoff.js";
+import { INT32_MAX, checkInstant, checkInt, checkText, preview } from "../core/bounds.js";
 import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError, describe } from "../core/errors.js";
+import { InvalidInputError } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { Job, JobHandler } from "./job.js";
 import type { NewJobRow, SqlClient } from "./store.js";
@@ -11,8 +12,11 @@ import { instantOf } from "../core/time.js";
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const MAX_KEY_LENGTH = 255;
 const ENQUEUE_KEYS = new Set(["payload", "key", "runAt", "delay", "priority", "maxAttempts", "tx"]);
-/** Priorities are stored as 32-bit integers. */
-const PRIORITY_RANGE = 2 ** 31 - 1;
+/**
+ * A timer's delay is a signed 32-bit count of milliseconds (about 24.8 days): a longer attempt
+ * timeout could not be timed, and would fire early.
+ */
+const MAX_TIMEOUT_MS = INT32_MAX;
 
 const queueOptionsSchema = z
   .object({
@@ -24,17 +28,25 @@ const queueOptionsSchema = z
      * it, so a job whose worker died returns to pending within about this long (plus one rescue pass).
      */
     lease: durationMs.default(20_000).refine((ms) => ms >= 1_000, "the lease must be at least 1s"),
-    /** An attempt running longer than this fails (and its signal is aborted). */
-    timeout: durationMs.optional(),
+    /** An attempt running longer than this fails (and its signal is aborted). At most 2147483647 ms (about 24.8 days). */
+    timeout: durationMs.refine((ms) => ms <= MAX_TIMEOUT_MS, `the timeout must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days), the longest a timer can wait`).optional(),
     retry: z
       .object({
+        /**
+         * Attempts a job gets, its first included. The declaration of the process whose worker runs
+         * the job is the one that applies (it is written to the job when that worker claims it),
+         * unless the job set its own `maxAttempts` at enqueue, which then always wins.
+         */
         maxAttempts: z.number().int().min(1).max(1_000_000).default(5),
         backoff: fn<BackoffPolicy>("exponential(...), schedule([...]) or a function (failures) => ms").optional(),
       })
       .strict()
       .default({ maxAttempts: 5 }),
     /** At most `max` job starts per `per`, in each process. */
-    rateLimit: z.object({ max: z.number().int().min(1), per: durationMs }).strict().optional(),
+    rateLimit: z
+      .object({ max: z.number().int().min(1).max(INT32_MAX), per: durationMs.refine((ms) => ms >= 1, "the window must be at least 1 ms") })
+      .strict()
+      .optional(),
     /**
      * Called once a job is recorded `failed` (last attempt, PermanentJobError, or a lapsed lease on
      * the last attempt found by this engine's rescue). Best effort: a crash between the write and the
@@ -80,7 +92,7 @@ const defaultBackoff = exponential({ base: "1s", factor: 2, max: "1h", jitter: "
 
 export function parseQueueOptions(name: string, options: unknown): QueueConfig {
   if (typeof name !== "string" || !QUEUE_NAME.test(name)) {
-    throw new InvalidInputError(`queue name ${describe(name)} is invalid: use 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit`);
+    throw new InvalidInputError(`queue name ${preview(name, 130)} is invalid: use 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit`);
   }
   const o = parseOptions(queueOptionsSchema, options, `queue "${name}"`);
   return {
@@ -107,7 +119,10 @@ export interface EnqueueOptions {
   delay?: Duration;
   /** Lower runs first; default 0. */
   priority?: number;
-  /** Overrides the queue's `retry.maxAttempts` for this job. */
+  /**
+   * This job's own number of attempts (1 to 2147483647), kept whichever process runs it. Without it
+   * the job follows the queue's `retry.maxAttempts` as declared by the worker that runs it.
+   */
   maxAttempts?: number;
   /** Your `pg` client inside a transaction: the job exists only if your transaction commits. */
   tx?: SqlClient;
@@ -119,30 +134,39 @@ export interface EnqueueItem<P = unknown> extends Omit<EnqueueOptions, "tx"> {
 
 /**
  * Validates one job by hand rather than through zod: this runs once per enqueued job, on the
- * hot path of bulk enqueue.
+ * hot path of bulk enqueue. Every value is held to what both stores can keep (see core/bounds.ts),
+ * so a bad one is refused here, naming the field and the bound, before any row is written.
  */
 export function toNewJobRow(queue: QueueConfig, payload: unknown, options: EnqueueOptions, now: number, where: string): NewJobRow {
   const fail = (message: string): never => {
     throw new InvalidInputError(`${where}: ${message}`);
   };
+  const field = (name: string) => `${where}: ${name}`;
   for (const name of Object.keys(options)) if (!ENQUEUE_KEYS.has(name)) fail(`unknown option "${name}" (expected ${[...ENQUEUE_KEYS].join(", ")})`);
-  const { key = null, runAt, delay, priority = 0, maxAttempts = queue.maxAttempts } = options;
-  if (key !== null && (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)) {
-    fail(`key must be a string of 1 to ${MAX_KEY_LENGTH} characters, got ${describe(key)}`);
-  }
-  if (!Number.isInteger(priority) || Math.abs(priority) > PRIORITY_RANGE) fail(`priority must be an integer, got ${describe(priority)}`);
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1) fail(`maxAttempts must be an integer >= 1, got ${describe(maxAttempts)}`);
+  const { key = null, runAt, delay, priority = 0, maxAttempts } = options;
+  if (key !== null) checkText(key, field("key"), { max: MAX_KEY_LENGTH });
+  checkInt(priority, field("priority"), { min: -INT32_MAX, max: INT32_MAX });
+  if (maxAttempts !== undefined) checkInt(maxAttempts, field("maxAttempts"), { min: 1, max: INT32_MAX });
   let at = now;
   if (runAt !== undefined && delay !== undefined) fail("give runAt or delay, not both");
   if (runAt !== undefined) {
-    at = instantOf(runAt) ?? fail(`runAt must be a Date or epoch milliseconds, got ${describe(runAt)}`);
+    at = checkInstant(instantOf(runAt) ?? fail(`runAt must be a Date or epoch milliseconds, got ${preview(runAt)}`), field("runAt"));
   } else if (delay !== undefined) {
     if (typeof delay === "number" && delay < 0) fail(`delay must not be negative, got ${delay}`);
+    let ms = 0;
     try {
-      at = now + toMs(delay);
+      ms = toMs(delay);
     } catch (error) {
-      fail((error as Error).message);
+      fail(`delay: ${(error as Error).message}`);
     }
+    at = checkInstant(now + ms, field("runAt (now + delay)"));
   }
-  return { payload: serialiseJson(payload, { where }), key, priority, runAt: Math.round(at), maxAttempts };
+  return {
+    payload: serialiseJson(payload, { where }),
+    key,
+    priority,
+    runAt: Math.round(at),
+    maxAttempts: maxAttempts ?? queue.maxAttempts,
+    maxAttemptsFromQueue: maxAttempts === undefined,
+  };
 }

@@ -11,12 +11,12 @@ const KEY_FREE = `(j.key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
   WHERE live.queue = j.queue AND live.key = j.key AND live.${LIVE}))`;
 
 // One statement per batch: the rows travel as arrays and unnest() turns them back into rows.
-// Claimed rows (a hand-off to this process's idle worker) are written running under $8's lease until $9.
+// Claimed rows (a hand-off to this process's idle worker) are written running under $9's lease until $10.
 const insertRows = (claimed: boolean) => `
-    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at${claimed ? ", attempts, worker_id, lease_until, started_at" : ""})
-    SELECT $1, t.payload, t.key, ${claimed ? "'running'" : "'pending'"}, t.priority, t.run_at, t.max_attempts, $7::bigint${claimed ? ", 1, $8, $9::bigint, $7::bigint" : ""}
-    FROM unnest($2::json[], $3::text[], $4::int[], $5::bigint[], $6::int[])
-         WITH ORDINALITY AS t(payload, key, priority, run_at, max_attempts, ord)
+    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, created_at${claimed ? ", attempts, worker_id, lease_until, started_at" : ""})
+    SELECT $1, t.payload, t.key, ${claimed ? "'running'" : "'pending'"}, t.priority, t.run_at, t.max_attempts, t.from_queue, $7::bigint${claimed ? ", 1, $9, $10::bigint, $7::bigint" : ""}
+    FROM unnest($2::json[], $3::text[], $4::int[], $5::bigint[], $6::int[], $8::boolean[])
+         WITH ORDINALITY AS t(payload, key, priority, run_at, max_attempts, from_queue, ord)
     ORDER BY t.ord
     ON CONFLICT DO NOTHING
     RETURNING id, key`;
@@ -59,7 +59,8 @@ const REPLAN = { replan: true };
 // Exported (with the other statements) for the query-plan tests.
 export const CLAIM_DUE = `
   UPDATE tickwork_jobs j
-  SET status = 'running', attempts = j.attempts + 1, worker_id = $4, lease_until = $5::bigint, started_at = $2::bigint
+  SET status = 'running', attempts = j.attempts + 1, worker_id = $4, lease_until = $5::bigint, started_at = $2::bigint,
+      max_attempts = CASE WHEN j.max_attempts_from_queue THEN COALESCE($6::int, j.max_attempts) ELSE j.max_attempts END
   WHERE j.id = ANY(ARRAY(
     SELECT id FROM tickwork_jobs
     WHERE queue = $1 AND status = 'pending' AND run_at <= $2
@@ -79,7 +80,7 @@ export const SETTLE_MANY = `
   UPDATE tickwork_jobs j SET
     status      = o.status,
     attempts    = j.attempts - o.refund,
-    run_at      = COALESCE(o.run_at, j.run_at),
+    run_at      = CASE WHEN o.refund = 1 THEN LEAST(j.run_at, $7::bigint) ELSE COALESCE(o.run_at, j.run_at) END,
     last_error  = COALESCE(o.error, j.last_error),
     started_at  = CASE WHEN o.refund = 1 THEN NULL ELSE j.started_at END,
     finished_at = CASE WHEN o.status = 'pending' THEN NULL ELSE $7::bigint END,
@@ -109,7 +110,7 @@ export const RESCUE_EXPIRED = `
   UPDATE tickwork_jobs j SET
     status      = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
     finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::bigint ELSE NULL END,
-    run_at = $1::bigint, last_error = $4, worker_id = NULL, lease_until = NULL
+    run_at = LEAST(j.run_at, $1::bigint), last_error = $4, worker_id = NULL, lease_until = NULL
   WHERE j.id = ANY(ARRAY(
     SELECT id FROM tickwork_jobs
     WHERE status = 'running' AND lease_until < $1 AND queue = ANY($2)
@@ -177,6 +178,7 @@ export class PostgresQueueStore implements QueueStore {
       rows.map((r) => r.runAt),
       rows.map((r) => r.maxAttempts),
       now,
+      rows.map((r) => r.maxAttemptsFromQueue ?? false),
     ];
     if (claim) params.push(claim.workerId, claim.leaseUntil);
     const inserted = await run<{ id: string; key: string | null }>(claim ? INSERT_CLAIMED : inline ? INSERT_MANY : INSERT_MANY_QUIET, params);
@@ -215,8 +217,8 @@ export class PostgresQueueStore implements QueueStore {
     });
   }
 
-  async claimDue({ queue, limit, now, leaseUntil, workerId }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
-    const rows = await this.db.query<JobRow>(CLAIM_DUE, [queue, now, limit, workerId, leaseUntil], REPLAN);
+  async claimDue({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
+    const rows = await this.db.query<JobRow>(CLAIM_DUE, [queue, now, limit, workerId, leaseUntil, queueMaxAttempts ?? null], REPLAN);
     return rows.map((row) => toJob(row, false)).sort(byClaimOrder);
   }
 
@@ -245,7 +247,7 @@ export class PostgresQueueStore implements QueueStore {
       ids.push(o.id);
       attempts.push(o.attempt);
       statuses.push(o.kind === "failed" ? (o.retryAt === null ? "failed" : "pending") : o.kind === "released" ? "pending" : "succeeded");
-      runAts.push(o.kind === "failed" ? o.retryAt : o.kind === "released" ? now : null);
+      runAts.push(o.kind === "failed" ? o.retryAt : null);
       errors.push(o.kind === "failed" ? o.error : null);
       refunds.push(o.kind === "released" ? 1 : 0);
     }

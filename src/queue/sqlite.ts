@@ -46,9 +46,9 @@ export class SqliteQueueStore implements QueueStore {
       rows.map((row): InsertResult => {
         // A claimed row (a hand-off to this process's idle worker) is written running its first attempt.
         const inserted = this.db.all<{ id: number }>(
-          `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, created_at, attempts, worker_id, lease_until, started_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-          [queue, row.payload, row.key, claim ? "running" : "pending", row.priority, row.runAt, row.maxAttempts, now,
+          `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, created_at, attempts, worker_id, lease_until, started_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+          [queue, row.payload, row.key, claim ? "running" : "pending", row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, now,
            claim ? 1 : 0, claim?.workerId ?? null, claim?.leaseUntil ?? null, claim ? now : null],
         )[0];
         if (inserted) return { id: String(inserted.id), duplicate: false };
@@ -59,17 +59,18 @@ export class SqliteQueueStore implements QueueStore {
     );
   }
 
-  async claimDue({ queue, limit, now, leaseUntil, workerId }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
+  async claimDue({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
     // `+run_at` keeps run_at out of the index search, so the claim walks tickwork_jobs_claim in its
     // order and stops at LIMIT. Given statistics (ANALYZE, PRAGMA optimize), SQLite otherwise searches
     // run_at <= now across priorities (a skip-scan) and sorts every due job to take the first few, on
     // every claim: quadratic in a backlog.
     const rows = this.db.all<JobRow>(
-      `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = ?, lease_until = ?, started_at = ?
+      `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = ?, lease_until = ?, started_at = ?,
+         max_attempts = CASE WHEN max_attempts_from_queue = 1 THEN coalesce(?, max_attempts) ELSE max_attempts END
        WHERE id IN (SELECT id FROM tickwork_jobs WHERE queue = ? AND status = 'pending' AND +run_at <= ?
                     ORDER BY priority, run_at, id LIMIT ?)
        RETURNING *`,
-      [workerId, leaseUntil, now, queue, now, limit],
+      [workerId, leaseUntil, now, queueMaxAttempts ?? null, queue, now, limit],
     );
     return rows.map((row) => toJob(row, true)).sort(byClaimOrder);
   }
@@ -105,7 +106,7 @@ export class SqliteQueueStore implements QueueStore {
             );
       case "released":
         return this.db.run(
-          `UPDATE tickwork_jobs SET status = 'pending', attempts = attempts - 1, run_at = ?, started_at = NULL, worker_id = NULL, lease_until = NULL ${fence}`,
+          `UPDATE tickwork_jobs SET status = 'pending', attempts = attempts - 1, run_at = min(run_at, ?), started_at = NULL, worker_id = NULL, lease_until = NULL ${fence}`,
           [now, id, outcome.attempt],
         );
     }
@@ -131,7 +132,7 @@ export class SqliteQueueStore implements QueueStore {
       `UPDATE tickwork_jobs SET
          status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
          finished_at = CASE WHEN attempts >= max_attempts THEN ? ELSE NULL END,
-         run_at = ?, last_error = ?, worker_id = NULL, lease_until = NULL
+         run_at = min(run_at, ?), last_error = ?, worker_id = NULL, lease_until = NULL
        WHERE id IN (SELECT id FROM tickwork_jobs WHERE status = 'running' AND lease_until < ?
                     AND queue IN (${queues.map(() => "?").join(", ")}) ORDER BY lease_until LIMIT ?)
        RETURNING CAST(id AS TEXT) AS id, queue, attempts, max_attempts AS maxAttempts, status`,

@@ -15,9 +15,12 @@ export interface QueueStore {
 
   /**
    * Moves up to `limit` due pending jobs of `queue` to running (priority, then runAt, then id),
-   * counting an attempt and granting `workerId` a lease until `leaseUntil`.
+   * counting an attempt and granting `workerId` a lease until `leaseUntil`. `queueMaxAttempts`, the
+   * claiming worker's `retry.maxAttempts`, becomes the maxAttempts of those jobs that did not set
+   * their own (`maxAttemptsFromQueue`): the declaration of the process that runs a job is the one
+   * that applies to it, and its rescue reads it from the row.
    */
-  claimDue(params: { queue: string; limit: number; now: number; leaseUntil: number; workerId: string }): Promise<Job[]>;
+  claimDue(params: { queue: string; limit: number; now: number; leaseUntil: number; workerId: string; queueMaxAttempts?: number }): Promise<Job[]>;
 
   /** Records outcomes. Each is applied only if the job is still running the same attempt (fencing). */
   settleMany(params: { outcomes: JobOutcome[]; now: number }): Promise<SettleResult>;
@@ -30,7 +33,10 @@ export interface QueueStore {
 
   /**
    * Jobs of `queues` whose lease lapsed go back to pending (or to failed when no attempt is left),
-   * their attempt counted. Returns what was rescued.
+   * their attempt counted. Returns what was rescued. A rescued job keeps its priority and its runAt
+   * (only a runAt still ahead of `now`, a job claimed by a process whose clock runs ahead, becomes
+   * `now`): it was due before the backlog that arrived while its worker held it, so it runs before
+   * that backlog instead of behind it.
    */
   rescueExpired(params: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]>;
 
@@ -70,6 +76,11 @@ export interface NewJobRow {
   priority: number;
   runAt: number;
   maxAttempts: number;
+  /**
+   * `maxAttempts` is the enqueuing process's queue default rather than the job's own: the worker
+   * that claims the job replaces it with its declaration's. Default false.
+   */
+  maxAttemptsFromQueue?: boolean;
 }
 
 /** The worker that new rows are written as claimed by, and until when it holds them. */
@@ -85,7 +96,7 @@ export type JobOutcome =
   | { kind: "succeeded"; id: string; attempt: number }
   /** `retryAt` null: no retry, the job fails for good. */
   | { kind: "failed"; id: string; attempt: number; error: string; retryAt: number | null }
-  /** Graceful shutdown: back to pending at once, the attempt not counted. */
+  /** Graceful shutdown: back to pending at once, the attempt not counted, its place kept as a rescue keeps it. */
   | { kind: "released"; id: string; attempt: number };
 
 export interface SettleResult {

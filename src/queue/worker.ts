@@ -61,6 +61,8 @@ export class QueueWorker {
   private idleCheck: Promise<unknown> | null = null;
   private exhausted = false;
   private idleTimer: TimerHandle | undefined;
+  /** Wakes the worker when its rate-limit window reopens (see armRateWake). */
+  private rateTimer: TimerHandle | undefined;
   private idleAt = 0;
   private whenEmpty: (() => void)[] = [];
   /** Slots promised to hand-offs whose insert is still on its way. */
@@ -157,6 +159,7 @@ export class QueueWorker {
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     this.clearIdle();
+    this.clearRateWake();
     // A claim may still be on its way (or yielding before it starts); it releases what it gets.
     await this.claimInFlight;
     await this.idleCheck;
@@ -198,9 +201,29 @@ export class QueueWorker {
     // Outcomes waiting to be written count against the window: claiming stops until they are on their
     // way, which bounds what a crash can make run twice and keeps fast handlers from starving the writes.
     const unrecorded = this.outcomes.size;
-    const room = this.limiter.allowance(Math.min(this.batch, window - this.running.size - this.buffer.length - this.reserved - unrecorded));
-    if (room >= Math.max(1, Math.floor(this.batch / 4))) this.claimInFlight = this.claimBatch(room);
-    else if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
+    const want = Math.min(this.batch, window - this.running.size - this.buffer.length - this.reserved - unrecorded);
+    const room = this.limiter.allowance(want);
+    // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
+    // limit is what holds it back, what the window has left is all it will ever get: claim that.
+    if (room >= Math.max(1, Math.floor(this.batch / 4)) || (room > 0 && room < want)) {
+      this.claimInFlight = this.claimBatch(room);
+      return;
+    }
+    if (want > 0 && room === 0) this.armRateWake();
+    if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
+  }
+
+  /**
+   * The window's starts are spent and slots are free: nothing else (no job finishing, no enqueue) may
+   * come to start the jobs still due, so the worker wakes itself when the window reopens.
+   */
+  private armRateWake(): void {
+    if (this.rateTimer) return;
+    const wait = this.limiter.wait(this.deps.clock.now());
+    this.rateTimer = this.deps.clock.setTimeout(() => {
+      this.rateTimer = undefined;
+      this.pump();
+    }, Math.max(1, wait));
   }
 
   private async claimBatch(limit: number): Promise<void> {
@@ -288,6 +311,11 @@ export class QueueWorker {
     this.idleTimer = undefined;
   }
 
+  private clearRateWake(): void {
+    if (this.rateTimer) this.deps.clock.clearTimeout(this.rateTimer);
+    this.rateTimer = undefined;
+  }
+
   private launch(entry: HeldJob): void {
     this.running.set(entry.job.id, entry);
     const started = performance.now();
@@ -357,6 +385,7 @@ export class QueueWorker {
       now,
       leaseUntil: now + this.config.leaseMs,
       workerId: this.workerId,
+      queueMaxAttempts: this.config.maxAttempts,
     });
     this.limiter.started(jobs.length);
     return this.leases.hold(jobs);

@@ -145,15 +145,15 @@ describe("tw.queue options", () => {
 describe("enqueue options", () => {
   it.each<[string, EnqueueOptions, RegExp]>([
     ["a negative delay", { delay: -5 }, /^queue "emails".enqueue: delay must not be negative, got -5$/],
-    ["a negative delay string", { delay: "-1s" }, /^queue "emails".enqueue: invalid duration "-1s"/],
-    ["a malformed delay", { delay: "soon" }, /^queue "emails".enqueue: invalid duration "soon"/],
+    ["a negative delay string", { delay: "-1s" }, /^queue "emails".enqueue: delay: invalid duration "-1s"/],
+    ["a malformed delay", { delay: "soon" }, /^queue "emails".enqueue: delay: invalid duration "soon"/],
     ["both runAt and delay", { runAt: new Date(0), delay: "1m" }, /^queue "emails".enqueue: give runAt or delay, not both$/],
     ["an invalid runAt", { runAt: new Date("nope") }, /^queue "emails".enqueue: runAt must be a Date or epoch milliseconds/],
-    ["a non-integer priority", { priority: 1.5 }, /^queue "emails".enqueue: priority must be an integer, got 1\.5$/],
-    ["a priority beyond 32 bits", { priority: 2 ** 31 }, /^queue "emails".enqueue: priority must be an integer, got 2147483648$/],
-    ["a key of 256 characters", { key: "k".repeat(256) }, /^queue "emails".enqueue: key must be a string of 1 to 255 characters, got "k{256}"$/],
+    ["a non-integer priority", { priority: 1.5 }, /^queue "emails".enqueue: priority must be an integer from -2147483647 to 2147483647, got 1\.5$/],
+    ["a priority beyond 32 bits", { priority: 2 ** 31 }, /^queue "emails".enqueue: priority must be an integer from -2147483647 to 2147483647, got 2147483648$/],
+    ["a key of 256 characters", { key: "k".repeat(256) }, /^queue "emails".enqueue: key must be a string of 1 to 255 characters, got a string of 256 characters starting "k{80}"$/],
     ["an empty key", { key: "" }, /^queue "emails".enqueue: key must be a string of 1 to 255 characters, got ""$/],
-    ["maxAttempts 0", { maxAttempts: 0 }, /^queue "emails".enqueue: maxAttempts must be an integer >= 1, got 0$/],
+    ["maxAttempts 0", { maxAttempts: 0 }, /^queue "emails".enqueue: maxAttempts must be an integer from 1 to 2147483647, got 0$/],
     // A typo must not enqueue a job that runs at once instead of in five minutes.
     ["an unknown option (a typo)", { dealy: "5m" } as EnqueueOptions, /^queue "emails".enqueue: unknown option "dealy"/],
   ])("refuses %s with a clear InvalidInputError and writes nothing", async (_what, options, message) => {
@@ -199,7 +199,7 @@ describe("unknown queues and bad ids", () => {
     await withEngine(async (tw) => {
       const error = await rejection(() => tw.jobs.get(id as never));
       expect(error).toBeInstanceOf(InvalidInputError);
-      expect(error.message).toBe(`job id must be a string of digits such as "42", got ${JSON.stringify(id)}`);
+      expect(error.message).toBe(`jobs.get: id must be an id: a string of digits from "1" to "9223372036854775807", got ${JSON.stringify(id)}`);
     });
   });
 

@@ -18,6 +18,13 @@ import type { Target } from "./fixtures/target.js";
 
 const LEASE_MS = 2_000;
 const SLACK_MS = 3_000;
+/**
+ * The backlog case: jobs enqueued after the held one, each working this long, on a worker of
+ * concurrency 4, drain in at least BACKLOG * BACKLOG_WORK_MS / 4 = 15 s, far beyond the recovery bound.
+ * A rescued job that lost its place would wait behind all of them.
+ */
+const BACKLOG = 3_000;
+const BACKLOG_WORK_MS = 20;
 
 describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker killed mid-job on %s", (kind) => {
   const setup = crashHarness();
@@ -62,5 +69,36 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker killed mid-job o
       expect(run.startedAt - killedAt, `job ${run.jobId} ran again ${run.startedAt - killedAt} ms after the kill`).toBeLessThanOrEqual(LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS);
     }
     expect(rescuer.named("job.lease_expired").map((l) => l.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+  }, 60_000);
+
+  it(`has its job running again within lease + rescue interval, ahead of a backlog of ${BACKLOG} jobs enqueued after it`, async () => {
+    const s = await setup(kind, { lease: `${LEASE_MS}ms` });
+    const [held] = await s.work.enqueueMany([{ payload: { n: 0, workMs: 0, stall: { kind: "until-aborted" as const, ms: 60_000 } } }]);
+    const victim = s.spawnWorker({ concurrency: 1 });
+    await victim.waitFor((l) => l.event === "handler.holding" && l.id === held!.id, "the victim to hold the job", 20_000);
+    await s.work.enqueueMany(Array.from({ length: BACKLOG }, (_, n) => ({ payload: { n: n + 1, workMs: BACKLOG_WORK_MS } })));
+    const rescuer = s.spawnWorker();
+    await rescuer.ready;
+    await eventually(async () => (await s.db.query<{ n: number | string }>(`SELECT count(*) AS n FROM crash_executions`))[0]!.n !== 0, "the rescuer to work on the backlog", 10_000);
+
+    const killedAt = Date.now();
+    await victim.kill();
+
+    const rerun = await eventually(
+      async () => (await s.db.query<{ started_at: number | string }>(`SELECT started_at FROM crash_executions WHERE job_id = ? AND attempt = 2`, [held!.id]))[0],
+      "the held job to run again",
+      LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS,
+      50,
+    );
+    const recoveryMs = Number(rerun.started_at) - killedAt;
+    const [{ n: pending }] = (await s.db.query<{ n: number | string }>(`SELECT count(*) AS n FROM tickwork_jobs WHERE status = 'pending'`)) as [{ n: number | string }];
+    const backlogBefore = (await s.db.executions()).filter((e) => e.jobId !== held!.id && e.startedAt < Number(rerun.started_at)).length;
+    console.info(`${kind}: the killed worker's job ran again ${recoveryMs} ms after the kill (lease ${LEASE_MS} ms, rescue interval ${RESCUE_INTERVAL_MS} ms), after ${backlogBefore} of ${BACKLOG} backlog jobs, ${pending} still pending`);
+
+    expect(recoveryMs).toBeLessThanOrEqual(LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS);
+    // Before the backlog drained: most of it was still waiting when the rescued job ran.
+    expect(Number(pending)).toBeGreaterThan(BACKLOG / 2);
+    expect(backlogBefore).toBeLessThan(BACKLOG / 2);
+    expect(rescuer.named("job.lease_expired").map((l) => l.id)).toContain(held!.id);
   }, 60_000);
 });

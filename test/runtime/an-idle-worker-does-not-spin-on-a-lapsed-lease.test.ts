@@ -12,8 +12,11 @@ describe.each(allStoreCases())("an idle worker and a lapsed lease ($name)", (sto
     tw.queue("work", { handler: () => {} });
     await tw.queue("other").enqueue({});
     await tw.enqueue("work", { n: 1 });
+    // The lease must lapse after start() (whose first rescue pass would otherwise return the job),
+    // however slowly a loaded machine starts the engine.
     const now = Date.now();
-    await tw.store.queue.claimDue({ queue: "work", limit: 1, now, leaseUntil: now + 50, workerId: "dead/work" });
+    const leaseUntil = now + 2_000;
+    await tw.store.queue.claimDue({ queue: "work", limit: 1, now, leaseUntil, workerId: "dead/work" });
 
     let claims = 0;
     const claimDue = tw.store.queue.claimDue.bind(tw.store.queue);
@@ -22,8 +25,9 @@ describe.each(allStoreCases())("an idle worker and a lapsed lease ($name)", (sto
       return claimDue(params);
     };
     await tw.start();
-    // A window of real time in which a spinning worker would claim hundreds of times.
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(Date.now()).toBeLessThan(leaseUntil);
+    // 400 ms of real time past the lapse, in which a spinning worker would claim hundreds of times.
+    await new Promise((resolve) => setTimeout(resolve, leaseUntil + 400 - Date.now()));
     expect(claims).toBeLessThanOrEqual(2);
     expect((await tw.jobs.list({ queue: "work" }))[0]).toMatchObject({ status: "running" });
   });

@@ -189,4 +189,14 @@ export const postgresMigrations: readonly Migration[] = [
       DROP INDEX IF EXISTS tickwork_jobs_worker;
     `,
   },
+  {
+    version: 6,
+    name: "jobs: maxAttempts from the worker's declaration",
+    sql: `
+      -- A job that did not set its own maxAttempts follows the queue's retry.maxAttempts as the worker
+      -- that claims it declares it (the claim writes it to max_attempts). Existing rows, and rows
+      -- written by older versions, keep the max_attempts they were written with, as before.
+      ALTER TABLE tickwork_jobs ADD COLUMN max_attempts_from_queue boolean NOT NULL DEFAULT false;
+    `,
+  },
 ];
