@@ -24,8 +24,8 @@ export type { TaskOptions, TaskContext, TaskRun, TaskStatus, RunRecord, RunResul
 export type { ScheduleStore } from "./schedule/store.js";
 export { Cache, type CacheEntry } from "./cache/cache.js";
 export type { CacheStore } from "./cache/store.js";
-export { Idempotency, type RunOptions as IdempotencyRunOptions, type IdempotencyOptions } from "./idempotency/idempotency.js";
-export { DuplicateRequestError, IdempotencyKeyReuseError } from "./idempotency/errors.js";
+export { Idempotency, type RunOptions as IdempotencyRunOptions, type IdempotencyOptions, type IdempotencyContext } from "./idempotency/idempotency.js";
+export { DuplicateRequestError, IdempotencyKeyReuseError, IdempotencyClaimLostError, type StoredOutcome } from "./idempotency/errors.js";
 export type { IdempotencyStore, IdempotencyRecord } from "./idempotency/store.js";
 // http: a typed fetch wrapper with retries, per-attempt timeouts and rate-limit headers.
 export {
@@ -46,7 +46,7 @@ export { parseRetryAfter, requestIdOf } from "./http/headers.js";
 // delivery: batched callbacks with a per-tick budget, persisted retries, dead letters and replay.
 export { Delivery, type EmitResult, type EmitFromResult, type DeliveryPass, type DeliveryStatus } from "./delivery/delivery.js";
 export type { DeliveryOptions, DeliveryItem, DeliveryMessage, SendContext, Send } from "./delivery/options.js";
-export type { DeliveryStore, DeliveryRow, DroppedRow, DeliveryCounts } from "./delivery/store.js";
+export type { DeliveryStore, DeliveryRow, DroppedRow, DeliveryCounts, DeliveryOutcomes } from "./delivery/store.js";
 export { keyset } from "./delivery/keyset.js";
 export { webhookSender, verifyWebhook, type WebhookSenderOptions, type VerifyOptions } from "./delivery/webhooks.js";
 export { WebhookVerificationError, WebhookResponseError } from "./delivery/errors.js";
@@ -55,6 +55,7 @@ export { Fanout, type FanoutStatus, type FanoutTargetStatus, type FanoutPass } f
 export { EmptyStateError } from "./fanout/errors.js";
 export type { FanoutOptions, FanoutGroup, FanoutTarget, PushContext, PushSend } from "./fanout/options.js";
 export type { FanoutStore } from "./fanout/store.js";
+export type { ReconcileChooser, ReconcileContext, ReconcileOption, ReconcilePlan } from "./fanout/reconcile.js";
 export { FanoutReceiver, fanoutReceiver, type ReceiverOptions, type ReceiverStorage, type StateSource } from "./fanout/receiver.js";
 export { CallTimeoutError } from "./core/errors.js";
 // The `tickwork` command line: the type of a config file (`tickwork.config.ts`).

@@ -41,6 +41,13 @@ const engineOptionsSchema = z
      * call out, so a tick's own store and log calls always fit beside it.
      */
     tickBudget: z.number().int().min(1).max(1_000_000).default(500),
+    /**
+     * Delivery retries per tick, within `tickBudget`, shared by every delivery the way the tick budget
+     * is (a delivery's own `retryBatch` caps its share). Default 50: a backlog of failed items (a
+     * receiver that was down) takes at most that much of a tick, however many deliveries hold one,
+     * and fresh items keep the rest. At least 1, or failed items would never be retried nor dropped.
+     */
+    retryBudget: z.number().int().min(1).max(1_000_000).default(50),
     /** How long a graceful stop waits for running jobs; default 30s. */
     shutdownGrace: durationMs.default(30_000),
     /** How long finished jobs are kept; `false` keeps them forever. */
@@ -67,9 +74,12 @@ export interface TickResult {
   ran: number;
   /** Deliveries or fan-out pushes were left for the next tick (the budget ran out): come back in 100 ms. */
   carried: boolean;
-  /** Outbound calls made in this tick, out of the tick budget. */
-  outbound: { used: number; budget: number };
+  /** Outbound calls made in this tick, out of the tick budget; the delivery retries among them, out of the retry budget. */
+  outbound: { used: number; budget: number; retries: number; retryBudget: number };
 }
+
+/** The scheduler's events for a run that finished and was recorded, whatever its outcome. */
+const TASK_RUN_FINISHED = new Set(["task.succeeded", "task.failed", "task.backoff"]);
 
 /** Finished jobs and expired idempotency keys are pruned at most this often (rescues run every `rescueInterval`). */
 const PRUNE_EVERY_MS = 60_000;
@@ -116,6 +126,9 @@ export class Tickwork {
   private readonly outbound: Outbound;
   private readonly deliveryUnits = new Map<string, Delivery<unknown>>();
   private readonly fanoutUnits = new Map<string, Fanout<unknown>>();
+  /** Fan-outs hearing of a finished task run; a tick waits for them before its outbound pass. */
+  private readonly taskHooks = new Set<Promise<void>>();
+  private watchingTasks = false;
   /**
    * Periodic tasks' operations: `status()`, `runNow(task | "all")`, `pauseUntil(time, task?)`,
    * `resume(task?)`, `backfill(task, from, to)`.
@@ -139,7 +152,7 @@ export class Tickwork {
     this.jobs = this.queues.jobs;
     this.cache = new Cache(this.store.cache, () => this.clock.now());
     this.idempotency = new Idempotency({ store: this.store.idempotency, clock: this.clock, logger: this.logger }, o.idempotency);
-    this.outbound = new Outbound({ clock: this.clock, logger: this.logger, budget: o.tickBudget,
+    this.outbound = new Outbound({ clock: this.clock, logger: this.logger, budget: o.tickBudget, retryBudget: o.retryBudget,
       pollMs: o.pollInterval,
       // Fan-outs first: a few pushes that keep every receiver's configuration current come before bulk callbacks.
       units: () => [...this.fanoutUnits.values(), ...this.deliveryUnits.values()],
@@ -198,12 +211,28 @@ export class Tickwork {
 
   /**
    * Declares a configuration fan-out: `push(state)` sends each group its projection of
-   * the state, retries the targets that failed on `backoff`, and re-pushes everything every `reconcile`.
+   * the state, retries the targets that failed on `backoff`, and re-pushes everything on `reconcile`:
+   * an interval, after each run of a task (`{ after: "crawl" }`), or as a function chooses.
    */
   fanout<S = unknown, G extends FanoutTarget = FanoutTarget>(name: string, options: FanoutOptions<S, G>): Fanout<S> {
     if (this.fanoutUnits.has(name)) throw new InvalidInputError(`fanout "${name}" is already declared`);
-    const fanout = new Fanout<S>(parseFanoutOptions(name, options), { store: this.store.fanout, clock: this.clock, logger: this.logger, wake: () => this.outbound.wake() });
+    const fanout = new Fanout<S>(parseFanoutOptions(name, options), {
+      store: this.store.fanout,
+      clock: this.clock,
+      logger: this.logger,
+      wake: () => this.outbound.wake(),
+      knowsTask: (task) => this.schedule.names.includes(task),
+    });
     this.fanoutUnits.set(name, fanout as Fanout<unknown>);
+    // A fan-out may reconcile after each run of a periodic task: the scheduler reports a finished
+    // run as an event, and the fan-outs hear of it here, so neither module knows the other. Only
+    // then: an observer makes the logger build every event, debug ones included.
+    if (fanout.followsTasks && !this.watchingTasks) {
+      this.watchingTasks = true;
+      this.logger.observe((event) => {
+        if (TASK_RUN_FINISHED.has(event.event) && typeof event.task === "string") this.taskFinished(event.task);
+      });
+    }
     return fanout;
   }
 
@@ -232,14 +261,17 @@ export class Tickwork {
     if (this.started) throw new InvalidInputError("tick() drives the engine by hand; it cannot run while start() drives it");
     const maxJobs = options.maxJobs ?? 1_000;
     if (!Number.isInteger(maxJobs) || maxJobs < 1) throw new InvalidInputError(`tick: maxJobs must be an integer >= 1, got ${describe(maxJobs)}`);
+    this.checkWiring();
     await this.upkeep();
     // Each unit runs what is due and says when it next has work. Tasks go first: a task may enqueue
     // jobs (a recurring producer turning due subscriptions into jobs), which this same tick then runs;
     // jobs before outbound work, which a job may emit.
     const taskWake = await this.schedule.tick({ wait: true });
     const jobs = await this.queues.runDue(maxJobs);
+    // A reconciliation that follows a task that just ran goes out in this tick's outbound pass.
+    await this.taskHooksSettled();
     const outbound = await this.outbound.pass();
-    const result = { ran: jobs.ran, carried: outbound.carried, outbound: { used: outbound.used, budget: outbound.budget } };
+    const result = { ran: jobs.ran, carried: outbound.carried, outbound: { used: outbound.used, budget: outbound.budget, retries: outbound.retries, retryBudget: outbound.retryBudget } };
     // A job enqueued by the outbound pass (a delivery's onDelivered hook) is due after the queues' pass read its time.
     if (jobs.more || this.queues.hasNewWork) return { nextWakeAt: this.clock.now(), ...result };
     if (outbound.carried) return { nextWakeAt: this.clock.now() + CARRY_WAKE_MS, ...result };
@@ -251,6 +283,7 @@ export class Tickwork {
   async start(): Promise<void> {
     if (this.stopped) throw new InvalidInputError("this engine was stopped; create a new one");
     if (this.started) return;
+    this.checkWiring();
     this.started = true;
     if (this.store.subscribe) {
       this.unsubscribe = await this.store.subscribe((queue) => (queue === "*" ? this.queues.wakeAll() : this.queues.wake(queue)));
@@ -266,6 +299,7 @@ export class Tickwork {
       deliveries: [...this.deliveryUnits.keys()],
       fanouts: [...this.fanoutUnits.keys()],
       tickBudget: this.o.tickBudget,
+      retryBudget: this.o.retryBudget,
       wakeUps: this.store.subscribe ? "store notifications" : `poll every ${this.o.pollInterval} ms (and enqueues in this process)`,
     });
   }
@@ -285,6 +319,8 @@ export class Tickwork {
       this.outbound.stop(),
       this.queues.stop(this.o.shutdownGrace),
     ]);
+    // A fan-out hearing of a run that just finished writes to the store: before it closes.
+    await this.taskHooksSettled();
     await this.unsubscribe?.();
     await this.store.close();
     this.logger.info("engine.stopped", { instanceId: this.instanceId });
@@ -300,6 +336,34 @@ export class Tickwork {
       stopped: this.stopped,
       queues: this.queues.status(),
     };
+  }
+
+  /** A fan-out that reconciles after a task names one that is defined: a typo would silently switch its reconciliation off. */
+  private checkWiring(): void {
+    for (const fanout of this.fanoutUnits.values()) {
+      const task = fanout.followedTask;
+      if (task !== null && !this.schedule.names.includes(task)) {
+        throw new InvalidInputError(`fanout "${fanout.name}": reconcile: { after: ${JSON.stringify(task)} } names no task; define it with tw.task(${JSON.stringify(task)}, ...)`);
+      }
+    }
+  }
+
+  /** A task's run finished: each fan-out that may follow it hears of it. */
+  private taskFinished(task: string): void {
+    for (const fanout of this.fanoutUnits.values()) {
+      const hook: Promise<void> = fanout
+        .afterTask(task)
+        .catch((error: unknown) => {
+          this.logger.error("store.error", { operation: "fanout after task", fanout: fanout.name, task, error: errorText(error) });
+          this.o.onError?.(error);
+        })
+        .finally(() => this.taskHooks.delete(hook));
+      this.taskHooks.add(hook);
+    }
+  }
+
+  private async taskHooksSettled(): Promise<void> {
+    while (this.taskHooks.size > 0) await Promise.all([...this.taskHooks]);
   }
 
   /** Upkeep on the `rescueInterval` while started; the pass in flight is kept as `maintenance` for stop(). */

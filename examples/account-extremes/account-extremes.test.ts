@@ -303,7 +303,7 @@ describe("account-extremes closing values and preconditions (sqlite-file)", () =
     ]);
   });
 
-  it("fails a hung call after the 30 s send timeout and retries it a minute later under the same webhook id; the rest of its batch is delivered", async () => {
+  it("fails a hung call after the 30 s send timeout and retries it a minute after its timeout under the same webhook id; the rest of its batch is delivered", async () => {
     const w = await world({ start: "2026-03-01T23:00:00" });
     await w.app.track([long, short, flat]);
     await w.app.recordTicks([tick("2026-03-01T23:00:00", 100), tick("2026-03-02T00:00:00", 100)]);
@@ -317,13 +317,13 @@ describe("account-extremes closing values and preconditions (sqlite-file)", () =
     expect(w.receiver.rows("daily").map((r) => r.accountId)).toEqual(["flat", "long"]);
     await w.clock.advance("30s");
     expect((await ticking).outbound.used).toBe(6);
-    expect(w.named("delivery.failed")).toEqual([expect.objectContaining({ key: "daily:short:2026-03-01", error: expect.stringMatching(/no answer within 30000 ms/), retryAt: at("2026-03-02T00:01:00") })]);
+    expect(w.named("delivery.failed")).toEqual([expect.objectContaining({ key: "daily:short:2026-03-01", error: expect.stringMatching(/no answer within 30000 ms/), retryAt: at("2026-03-02T00:01:30") })]);
 
     await drive(w, at("2026-03-02T00:02:00"));
     const calls = w.receiver.requests.filter((r) => r.key === "daily:short:2026-03-01");
     expect(calls.map((r) => [r.at, r.reply])).toEqual([
       [at("2026-03-02T00:00:00"), "hang"],
-      [at("2026-03-02T00:01:00"), "ok"],
+      [at("2026-03-02T00:01:30"), "ok"],
     ]);
     expect(calls[0]!.webhookId).toBe(calls[1]!.webhookId);
     expect(w.receiver.rows("daily")).toHaveLength(3);

@@ -35,7 +35,7 @@ describe("examples/cloudflare: seed 003's SchedulerDO", () => {
   const status = async () => (await worker.fetch("/api/scheduler/status", { token: TOKEN })).body as ObjectStatus;
   const task = (s: ObjectStatus, name: string) => s.tasks.find((t) => t.name === name) as TaskStatus;
 
-  it("the first call arms the alarm; the first tick re-arms it for the next 5-minute slot, where the price task is due", async () => {
+  it("the first call arms the alarm; its first tick runs both tasks (they have never run) and re-arms for the next 5-minute slot", async () => {
     const s = await eventually(async () => {
       const current = await status();
       return current.lastTick !== null && current;
@@ -51,6 +51,15 @@ describe("examples/cloudflare: seed 003's SchedulerDO", () => {
     expect(next - Date.now()).toBeLessThanOrEqual(300_000);
     expect(s.lastTick!.alarmAt).toBe(next);
     expect(s.alarmAt).toBe(next);
+    // Seed 003: a task whose lastRunAt is 0 runs on the first alarm, so KV has prices before any refresh.
+    expect(task(s, PRICES_TASK)).toMatchObject({ runs: 1, lastOutcome: "succeeded", lastResult: { succeeded: 3, failed: 0 } });
+    expect(task(s, SWEEP_TASK)).toMatchObject({ runs: 1, lastOutcome: "succeeded", lastResult: { scanned: 0, cursor: 0 } });
+    // For the tick's own time, not a slot.
+    const ranFor = task(s, PRICES_TASK).lastScheduledAt!;
+    expect(ranFor).toBeGreaterThanOrEqual(s.lastTick!.at);
+    expect(ranFor).toBeLessThanOrEqual(s.lastTick!.at + s.lastTick!.durationMs);
+    const kv = await worker.mf.getKVNamespace("PRICES", "app");
+    expect(JSON.parse((await kv.get("tenero:price:sbtc", "text"))!)).toMatchObject({ price: 97_000 });
   });
 
   it("the price refresh puts each token's price in KV, and GET /api/prices reads it from there", async () => {

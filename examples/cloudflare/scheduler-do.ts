@@ -17,6 +17,8 @@ const RETRY_ON = [500, 502, 503, 504];
  * minutes into KV, and the competition sweep every 15 minutes over D1's `competition_state`. Each
  * task runs in its own try/catch, a rate-limit signal backs it off, and its runs, results and
  * consecutive failures are in the object's storage; its events go to `env.LOGS`, never to the console.
+ * As the seed's object runs a task whose `lastRunAt` is 0 on its first alarm, both tasks are defined
+ * with `immediately: true`: a new object fills KV with prices at once rather than 5 minutes later.
  */
 export class SchedulerDO extends TickworkObject<Env> {
   constructor(ctx: DurableObjectContext, env: Env) {

@@ -77,7 +77,7 @@ async function printSummary(): Promise<void> {
 function onEvent(event: LogEvent): void {
   const { event: name } = event;
   if (name === "job.succeeded") counts.succeeded++;
-  if (name === "delivery.failed" && counts.deliveries++ < 3) say(`delivery ${String(event.delivery)}: ${String(event.key)} attempt ${String(event.attempt)} failed (${firstLine(event.error)}); retry at +${((Number(event.retryAt) - Date.now()) / 1000).toFixed(0)}s`);
+  if (name === "delivery.failed" && counts.deliveries++ < 3) say(`delivery ${String(event.delivery)}: ${String(event.key)} attempt ${String(event.attempt)} failed (${firstLine(event.error)}); retry ${((Number(event.retryAt) - Number(event.failedAt)) / 1000).toFixed(0)}s after that failure`);
   if (name === "job.retry_scheduled") {
     if (counts.retries++ < 5) say(`queue ${String(event.queue)}: job ${String(event.id)} attempt ${String(event.attempt)} failed (${firstLine(event.error)}); retry in ${((Number(event.delayMs) || 0) / 1000).toFixed(0)}s`);
   } else if (name === "job.failed") say(`queue ${String(event.queue)}: job ${String(event.id)} failed for good after ${String(event.attempts)} attempts: ${firstLine(event.error)}`);

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Tickwork } from "../../src/index.js";
+import { IdempotencyClaimLostError, type Tickwork } from "../../src/index.js";
 import type { AppDatabase, TxBody } from "./database.js";
 import * as ledger from "./ledger.js";
 import { Refusal, type EffectContext, type Operation, type RefusalCode } from "./ledger.js";
@@ -73,19 +73,28 @@ export function createPortfolio(deps: PortfolioDeps) {
   async function once<T>(claim: Claim, input: unknown, change: (ctx: EffectContext) => TxBody<T>): Promise<Answer<T>> {
     const { operation, requestId } = claim;
     let executed = false;
-    const outcome = await tw.idempotency.run<Outcome<T>>(
-      // The fingerprint is the request itself: the same key sent with another body is refused.
-      { scope: claim.scope, claimScope: claim.claimScope, key: claim.key ?? requestId, operation, fingerprint: fingerprint(input) },
-      async () => {
-        executed = true;
-        const step: EffectStep = { operation, scope: (claim.claimScope ?? claim.scope)!, requestId };
-        await hooks?.beforeEffect?.(step);
-        const outcome = await inTransaction(() => change({ requestId, now: tw.clock.now(), market }));
-        await hooks?.afterEffect?.(step);
-        return outcome;
-      },
-    );
-    return { outcome, replayed: !executed };
+    try {
+      const outcome = await tw.idempotency.run<Outcome<T>>(
+        // The fingerprint is the request itself: the same key sent with another body is refused.
+        { scope: claim.scope, claimScope: claim.claimScope, key: claim.key ?? requestId, operation, fingerprint: fingerprint(input) },
+        async () => {
+          executed = true;
+          const step: EffectStep = { operation, scope: (claim.claimScope ?? claim.scope)!, requestId };
+          await hooks?.beforeEffect?.(step);
+          const outcome = await inTransaction(() => change({ requestId, now: tw.clock.now(), market }));
+          await hooks?.afterEffect?.(step);
+          return outcome;
+        },
+      );
+      return { outcome, replayed: !executed };
+    } catch (error) {
+      // A stalled server whose claim was taken over answers with the key's stored result, which
+      // is the one every retry gets; otherwise (the other execution still runs) the error stands.
+      if (error instanceof IdempotencyClaimLostError && error.stored.status === "completed") {
+        return { outcome: error.stored.result as Outcome<T>, replayed: true };
+      }
+      throw error;
+    }
   }
 
   async function inTransaction<T>(body: () => TxBody<T>): Promise<Outcome<T>> {

@@ -103,7 +103,7 @@ const blocks = setInterval(() => {
 }, 3_000);
 
 await tw.start();
-say(`tickwork started; the first ${PRICES_TASK} run is its first ${PRICES_DEMO_EVERY} slot, the first sweep its first ${SWEEP_DEMO_EVERY} slot`);
+say(`tickwork started; both tasks have never run on this database, so both run now (immediately: true), then every ${PRICES_DEMO_EVERY} and ${SWEEP_DEMO_EVERY}`);
 
 // ---- the readers --------------------------------------------------------------------------------
 

@@ -166,8 +166,30 @@ describe.each(databases)("price-refresh example on $name", (database) => {
       lastResult: { succeeded: 4, failed: 0, deferred: 0, rateLimitRemaining: 96 },
       nextRunAt: at("10:10:00"),
     });
-    // The sweep keeps its own cadence: its first slot is 10:15.
-    expect(await w.status(SWEEP_TASK)).toMatchObject({ lastRunAt: null, nextRunAt: at("10:15:00") });
+    // The sweep had never run, so it ran at this first tick too (immediately); then it keeps its own cadence.
+    expect(await w.status(SWEEP_TASK)).toMatchObject({ lastRunAt: at("10:05:00"), lastScheduledAt: at("10:05:00"), nextRunAt: at("10:15:00") });
+  });
+
+  it("fills the price cache at the first tick of a first start, not a slot later; after a restart both tasks keep to their slots", async () => {
+    const w = await world();
+    await w.clock.set(at("10:00:20"));
+    await w.app.tw.tick();
+    for (const token of BASE) expect((await price(w, token))?.fetchedAt, token).toBe(at("10:00:20"));
+    expect(await w.status(PRICES_TASK)).toMatchObject({ lastOutcome: "succeeded", lastScheduledAt: at("10:00:20"), nextRunAt: at("10:05:00"), runs: 1 });
+    expect(await w.status(SWEEP_TASK)).toMatchObject({ lastOutcome: "succeeded", lastScheduledAt: at("10:00:20"), nextRunAt: at("10:15:00"), runs: 1 });
+    expect(w.named("task.succeeded").map((e) => e.task).sort()).toEqual([SWEEP_TASK, PRICES_TASK].sort());
+
+    // A restart: the new engine finds runs recorded, so nothing runs before the next slots.
+    const app = await w.restart();
+    await w.clock.set(at("10:01:00"));
+    await app.tw.tick();
+    expect(w.tenero.requests).toHaveLength(BASE.length);
+    expect(w.hiro.requests).toHaveLength(1);
+    expect(await w.status(PRICES_TASK)).toMatchObject({ runs: 1, nextRunAt: at("10:05:00") });
+    await w.clock.set(at("10:05:00"));
+    await app.tw.tick();
+    expect(await w.status(PRICES_TASK)).toMatchObject({ runs: 2, lastScheduledAt: at("10:05:00") });
+    expect(await w.status(SWEEP_TASK)).toMatchObject({ runs: 1 });
   });
 
   it("backs the price task off until the minute's reset when the budget runs out mid-run, while the sweep runs at its slot; prices refresh after the reset", async () => {
@@ -180,13 +202,14 @@ describe.each(databases)("price-refresh example on $name", (database) => {
       ],
       w.clock.now(),
     );
-    w.hiro.addBlock([swapTx(AGENT_A, { token_in: "leo", token_out: "stx", amount_in: 100 }, "success", "0xb1"), transferTx(AGENT_A)]);
-    w.hiro.addBlock([swapTx(OUTSIDER, { token_in: "stx", token_out: "leo", amount_in: 3 })]);
-    w.hiro.addBlock([swapTx(AGENT_B, { token_in: "odin", token_out: "stx", amount_in: 50 }, "abort_by_response", "0xb3")]);
 
     await w.clock.set(at("10:10:00"));
     await w.app.tw.tick();
     expect((await w.status(PRICES_TASK)).lastResult).toEqual({ succeeded: 5, failed: 0, deferred: 0, rateLimitRemaining: 5 });
+    // The sweep's first run (immediately) found no blocks; these land before its 10:15 slot.
+    w.hiro.addBlock([swapTx(AGENT_A, { token_in: "leo", token_out: "stx", amount_in: 100 }, "success", "0xb1"), transferTx(AGENT_A)]);
+    w.hiro.addBlock([swapTx(OUTSIDER, { token_in: "stx", token_out: "leo", amount_in: 3 })]);
+    w.hiro.addBlock([swapTx(AGENT_B, { token_in: "odin", token_out: "stx", amount_in: 50 }, "abort_by_response", "0xb3")]);
 
     // 10:15, a new minute: other tenants behind the same egress IP have already used 7 of its 10 requests.
     await w.clock.set(at("10:15:00"));
@@ -345,10 +368,11 @@ describe.each(databases)("price-refresh example on $name", (database) => {
 
   it("serves the scheduler's status, and refresh runs a task now (clearing its backoff) behind the admin token", async () => {
     const w = await world({ adminToken: "s3cret" });
-    w.hiro.addBlock([swapTx(AGENT_A, { token_in: "leo", token_out: "stx", amount_in: 1 })]);
     await w.clock.set(at("10:05:00"));
     w.tenero.spend(100);
     await w.app.tw.tick();
+    // After the sweep's first run (immediately, at that tick): the manual refresh below finds this block.
+    w.hiro.addBlock([swapTx(AGENT_A, { token_in: "leo", token_out: "stx", amount_in: 1 })]);
     const server = await w.app.listen();
     const post = (body: unknown, token: string | null = "s3cret") =>
       fetch(`${server.url}/api/scheduler/refresh`, {

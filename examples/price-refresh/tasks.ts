@@ -215,14 +215,19 @@ export interface TaskDeps {
 
 export function defineTasks(deps: TaskDeps): void {
   const { tw } = deps;
+  // Both run at the first tick when they have never run (seed 003: a task whose lastRunAt is 0 runs
+  // on the first alarm): the price cache is filled at a first start rather than a slot later, and
+  // the sweep picks up what arrived while nothing swept. After a restart they keep to their slots.
   tw.task(PRICES_TASK, {
     every: deps.cadence?.prices ?? PRICES_EVERY,
+    immediately: true,
     // A run fetches at most the budget (100 requests); far less than the cadence even when each is slow.
     timeout: "2m",
     run: (ctx) => refreshPrices(deps, ctx),
   });
   tw.task(SWEEP_TASK, {
     every: deps.cadence?.sweep ?? SWEEP_EVERY,
+    immediately: true,
     timeout: "5m",
     // Option D, opt-in: six failed sweeps in a row (90 minutes at 15m) pause the sweep and raise a
     // critical `task.breaker_opened`; `tw.scheduler.resume("competition-sweep")` closes it. A 429

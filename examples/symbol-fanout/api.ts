@@ -4,6 +4,7 @@ import { createAdaptorServer } from "@hono/node-server";
 import { Hono, type Context } from "hono";
 import { EmptyStateError, InvalidInputError, type Fanout, type Tickwork } from "../../src/index.js";
 import type { AdminResult } from "./app.js";
+import type { CrawlerConfig } from "./crawler.js";
 import { LastEnabledSymbolError, UnknownSymbolError, type SymbolRegistry } from "./registry.js";
 import type { SymbolMetadata } from "./symbols.js";
 
@@ -12,7 +13,9 @@ import type { SymbolMetadata } from "./symbols.js";
  * - `GET /api/symbols`: every symbol with its flag;
  * - `POST /api/symbols/:symbol/enable` and `.../disable`: the admin change, pushed at once;
  * - `GET /api/fanout`: the fan-out's version, whether all receivers have it, who is behind;
- * - `POST /api/fanout/reconcile`: re-push the current state to every receiver now.
+ * - `POST /api/fanout/reconcile`: re-push the current state to every receiver now;
+ * - `GET /api/crawler`, `POST /api/crawler/enable` and `.../disable`: the crawler's flag, which
+ *   decides whether reconciliation follows the crawler's runs or has its own 15 minutes.
  * Put it behind your own authentication: it has none.
  */
 export interface ApiDeps {
@@ -20,9 +23,11 @@ export interface ApiDeps {
   registry: SymbolRegistry;
   symbols: Fanout<SymbolMetadata[]>;
   setEnabled(symbol: string, enabled: boolean): Promise<AdminResult>;
+  crawler: CrawlerConfig;
+  setCrawlerEnabled(enabled: boolean): Promise<void>;
 }
 
-export function createApi({ tw, registry, symbols, setEnabled }: ApiDeps): Hono {
+export function createApi({ tw, registry, symbols, setEnabled, crawler, setCrawlerEnabled }: ApiDeps): Hono {
   const app = new Hono();
 
   app.get("/api/symbols", async (c) => c.json({ symbols: await registry.all() }));
@@ -55,6 +60,13 @@ export function createApi({ tw, registry, symbols, setEnabled }: ApiDeps): Hono 
   app.post("/api/fanout/reconcile", async (c) => {
     await symbols.reconcileNow();
     return c.json({ scheduled: "now" }, 202);
+  });
+
+  app.get("/api/crawler", async (c) => c.json({ enabled: await crawler.enabled() }));
+
+  app.post("/api/crawler/:action{enable|disable}", async (c) => {
+    await setCrawlerEnabled(c.req.param("action") === "enable");
+    return c.json({ enabled: await crawler.enabled() });
   });
 
   app.notFound((c) => c.json({ error: "not_found", message: `no route for ${c.req.method} ${c.req.path}` }, 404));

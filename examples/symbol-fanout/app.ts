@@ -6,23 +6,30 @@ import type { AppDatabase, DatabaseTarget } from "./database.js";
 import { CREATE_TABLES } from "./sql.js";
 import { hostExample } from "../support/engine.js";
 import { pushOverHttp, type PushOutcome, type ReceiverTarget, type SymbolFanoutTargets } from "./push.js";
+import { CRAWL_EVERY, CRAWL_TASK, CrawlerConfig, reconcileWithCrawler } from "./crawler.js";
 import { SymbolRegistry } from "./registry.js";
 import { symbolNames, type SymbolMetadata } from "./symbols.js";
+import type { ReconcileOption } from "../../src/index.js";
 
 export type { PushOutcome, ReceiverTarget, SymbolFanoutTargets } from "./push.js";
+export { CRAWL_EVERY, CRAWL_TASK } from "./crawler.js";
 
 /** Prefixed like the table, so this example can declare its fan-out on an engine the other examples share. */
 export const FANOUT_NAME = "symbol-fanout.symbols";
 /** Seed 001's retry steps after a failed round; the last one repeats until the targets catch up. */
 export const RETRY_STEPS = ["30s", "1m", "2m", "5m", "15m"] as const;
-/** Seed 001's standalone reconciliation interval (used when its crawler is off). */
+/** Seed 001's standalone reconciliation interval (while its crawler is disabled). */
 export const RECONCILE_EVERY = "15m";
 
 interface CommonOptions {
   /** Every receiver: 7 collectors and 70 alert receivers in the seed. Ids must be unique across both. */
   targets: SymbolFanoutTargets;
-  /** How often every receiver is sent the current state again; default "15m", `false` never. */
-  reconcile?: Duration | false;
+  /**
+   * When every receiver is sent the current state again. Default: seed 001's rule, after each run of
+   * the crawler while it is enabled and every 15 minutes while it is not (`reconcileWithCrawler`). A
+   * duration, `false` or any other `reconcile` option of a fan-out replaces the rule.
+   */
+  reconcile?: ReconcileOption;
   /** A push not answered after this long (on the engine's clock) fails and is retried; default "30s". */
   pushTimeout?: Duration;
   /** Called after every push with how it went. */
@@ -59,6 +66,10 @@ export interface SymbolFanoutApp {
   tw: Tickwork;
   db: AppDatabase;
   registry: SymbolRegistry;
+  /** The crawler's flag (the seed's CrawlerConfigManager); `setCrawlerEnabled` changes it. */
+  crawler: CrawlerConfig;
+  /** Enables or disables the crawler. Its task (`symbol-fanout.crawl`, hourly) then crawls or skips, and reconciliation follows it or has its own 15 minutes. */
+  setCrawlerEnabled(enabled: boolean): Promise<void>;
   /** The fan-out: `status()` per target, `reconcileNow()`. */
   symbols: Fanout<SymbolMetadata[]>;
   /** The admin routes (`api.ts`). */
@@ -105,6 +116,7 @@ export async function createSymbolFanoutApp(options: SymbolFanoutAppOptions): Pr
   const { tw, db } = host;
   try {
     const registry = new SymbolRegistry(db, () => tw.clock.now());
+    const crawler = new CrawlerConfig(db, () => tw.clock.now());
     const symbols = tw.fanout<SymbolMetadata[], ReceiverTarget>(FANOUT_NAME, {
       groups: {
         collectors: { targets: targets.data.collectors },
@@ -112,11 +124,17 @@ export async function createSymbolFanoutApp(options: SymbolFanoutAppOptions): Pr
       },
       send: pushOverHttp(options.onPush),
       backoff: schedule([...RETRY_STEPS]),
-      reconcile: options.reconcile ?? RECONCILE_EVERY,
+      reconcile: options.reconcile ?? reconcileWithCrawler(crawler, RECONCILE_EVERY),
       // Retries and reconciliations read the table, not a copy: a change made while a retry waits
       // goes out with it, and a fresh engine has something to push before any admin call.
       state: () => registry.enabled(),
       timeout: options.pushTimeout ?? "30s",
+    });
+    // The seed's crawler runs on its own alarm; here a periodic task. What it crawls is outside this
+    // example: it reports the registry's size. Disabled, it skips; the fan-out hears of each run either way.
+    tw.task(CRAWL_TASK, {
+      every: CRAWL_EVERY,
+      run: async () => ((await crawler.enabled()) ? { crawled: (await registry.all()).length } : { skipped: "the crawler is disabled" }),
     });
     const setEnabled = async (symbol: string, enabled: boolean): Promise<AdminResult> => {
       const { changed } = await registry.setEnabled(symbol, enabled);
@@ -124,12 +142,15 @@ export async function createSymbolFanoutApp(options: SymbolFanoutAppOptions): Pr
       const { version } = await symbols.push(await registry.enabled());
       return { symbol, enabled, changed, version };
     };
-    const api = createApi({ tw, registry, symbols, setEnabled });
+    const setCrawlerEnabled = (enabled: boolean) => crawler.setEnabled(enabled);
+    const api = createApi({ tw, registry, symbols, setEnabled, crawler, setCrawlerEnabled });
     const listeners: Listening[] = [];
     return {
       tw,
       db,
       registry,
+      crawler,
+      setCrawlerEnabled,
       symbols,
       api,
       setEnabled,

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EmptyStateError, type LogEvent } from "../../src/index.js";
 import { fakeClock } from "../../src/testing/index.js";
-import { FANOUT_NAME, RECONCILE_EVERY, RETRY_STEPS, createSymbolFanoutApp, type PushOutcome } from "./app.js";
+import { CRAWL_EVERY, CRAWL_TASK, FANOUT_NAME, RECONCILE_EVERY, RETRY_STEPS, createSymbolFanoutApp, type PushOutcome } from "./app.js";
 import { describeTarget, type DatabaseTarget } from "./database.js";
 import { randomFailures } from "./failures.js";
 import { ALERTS_PER_LOCATION, LOCATIONS, startFleet } from "./fleet.js";
@@ -56,7 +56,7 @@ console.log("seed 001 on tickwork: a symbol registry pushing its enabled symbols
 console.log(`database:   ${describeTarget(target)}${args.target ? "" : " (a fresh temp file, removed at exit)"}`);
 console.log(`receivers:  ${fleet.receivers.length} HTTP servers on 127.0.0.1:${Math.min(...ports)}-${Math.max(...ports)}; in each of ${LOCATIONS.join(", ")}: 1 collector + ${ALERTS_PER_LOCATION} alert receivers; each keeps its state in a JSON file (the Durable Object's KV)`);
 console.log(`failures:   ${pct(args.failRate)} of pushes fail, half answered 500, half held ${HANG_MS} ms and dropped (seed ${args.seed}); some receivers restart`);
-console.log(`fan-out:    "${FANOUT_NAME}": collectors get { symbol, ticker, decimals, priceScale }, alerts get names; retry after ${RETRY_STEPS.join(", ")}; reconcile every ${RECONCILE_EVERY}`);
+console.log(`fan-out:    "${FANOUT_NAME}": collectors get { symbol, ticker, decimals, priceScale }, alerts get names; retry after ${RETRY_STEPS.join(", ")}; reconcile after each run of the crawler while it is enabled, every ${RECONCILE_EVERY} while it is not (disabled at first)`);
 console.log(`clock:      a fake clock that jumps to each wake-up, so the minutes between retries take no time; every push is real HTTP`);
 console.log(`admin API:  ${server.url}/api/symbols  POST /api/symbols/:symbol/enable|disable  GET /api/fanout  POST /api/fanout/reconcile`);
 
@@ -141,6 +141,20 @@ say(`collector-wnam restarts with its storage wiped: ${describeView(await fleet.
 await converge("the reconciliation");
 say(`collector-wnam: ${describeView(await fleet.view("collector-wnam"))}`);
 
+// ---- 6. reconciliation follows the crawler ------------------------------------------------------------
+
+section(`6. The crawler is enabled: reconciliation rides on its runs (${CRAWL_TASK}, every ${CRAWL_EVERY}); disabled, it has its own ${RECONCILE_EVERY} again`);
+fleet.setFailure(null);
+await admin("POST", "/api/crawler/enable");
+say("the fan-out chooses again at the end of its next round, and follows the crawler from then on");
+await round();
+await wakeUp();
+await wakeUp();
+await admin("POST", "/api/crawler/disable");
+say("the crawler's next run skips, and the fan-out, choosing again after it, has its own interval back");
+await wakeUp();
+await wakeUp();
+
 // ---- the end -----------------------------------------------------------------------------------------
 
 const status = await symbols.status();
@@ -172,6 +186,26 @@ function printSummary(): void {
   const width = Math.max(...rows.map(([label]) => label.length));
   for (const [label, value] of rows) console.log(`  ${label.padEnd(width)}  ${value}`);
   for (const p of problems) console.log(`  tickwork ${p.event}: ${firstLine(String(p.error ?? ""))}`);
+}
+
+/**
+ * Jumps to the engine's next wake-up (the fan-out's or the crawler's, whichever is first), ticks, and
+ * says what ran: `runRound` follows the fan-out's own wake-ups only, and one that follows the crawler has none.
+ */
+async function wakeUp(): Promise<void> {
+  const [before, tasks] = await Promise.all([symbols.status(), app.tw.scheduler.status()]);
+  const crawl = tasks.tasks.find((t) => t.name === CRAWL_TASK)!;
+  const next = Math.min(...[before.nextAt, crawl.nextRunAt].filter((t): t is number => t !== null));
+  await clock.set(next);
+  const from = log.outcomes.length;
+  await app.tw.tick();
+  const pushes = log.outcomes.slice(from);
+  const after = await symbols.status();
+  const ran = (await app.tw.scheduler.status()).tasks.find((t) => t.name === CRAWL_TASK)!;
+  const crawled = ran.lastRunAt === next ? `crawler ran (${JSON.stringify(ran.lastResult)})` : "no crawler run";
+  const pushed = pushes.length ? `reconciled: ${plural(pushes.length, "push", "pushes")}` : "no reconciliation";
+  const wake = after.nextAt === null ? "none of its own (it follows the crawler)" : `${after.nextReason} at ${since(after.nextAt)}`;
+  say(`${crawled}; ${pushed}; the fan-out's next wake-up: ${wake}`);
 }
 
 async function round(): Promise<Round> {

@@ -14,7 +14,21 @@ export const CREATE_TABLES = [
      enabled     INTEGER NOT NULL CHECK (enabled IN (0, 1)),
      updated_at  BIGINT  NOT NULL
    )`,
+  // The seed's CrawlerConfigManager: one row whose flag says whether the crawler runs. While it does,
+  // reconciliation rides on its hourly runs; while it does not, reconciliation has its own 15 minutes.
+  `CREATE TABLE IF NOT EXISTS fanout_crawler (
+     id         INTEGER PRIMARY KEY CHECK (id = 1),
+     enabled    INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+     updated_at BIGINT  NOT NULL
+   )`,
 ];
+
+/** The crawler's flag; no row yet means disabled. */
+export const CRAWLER_ENABLED = `SELECT enabled FROM fanout_crawler WHERE id = 1`;
+
+export const SET_CRAWLER = `
+  INSERT INTO fanout_crawler (id, enabled, updated_at) VALUES (1, $1, $2)
+  ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at`;
 
 export interface SymbolRow {
   symbol: string;

@@ -6,7 +6,7 @@ import { EmptyStateError, InvalidInputError, createTickwork, toMs, type LogEvent
 import { fakeClock, type FakeClock } from "../../src/testing/index.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../../test/support/stores.js";
 import { openDatabase as openSharedDatabase } from "../support/database.js";
-import { FANOUT_NAME, RECONCILE_EVERY, RETRY_STEPS, createSymbolFanoutApp, type SymbolFanoutApp } from "./app.js";
+import { CRAWL_TASK, FANOUT_NAME, RECONCILE_EVERY, RETRY_STEPS, createSymbolFanoutApp, type SymbolFanoutApp } from "./app.js";
 import type { DatabaseTarget } from "./database.js";
 import { randomFailures, type FailureDecider } from "./failures.js";
 import { ALERTS_PER_LOCATION, LOCATIONS, startFleet, type Fleet } from "./fleet.js";
@@ -287,6 +287,39 @@ describe("symbol-fanout on sqlite-file", () => {
     expect(await w.fleet.view(collector.id)).toMatchObject({ source: "pushed", symbols: enabledMetadata() });
   });
 
+  it("reconciles after each crawler run while the crawler is enabled and every 15 minutes while it is not (the seed's rule)", async () => {
+    const w = await world(sqlite);
+    const at = (clock: string) => Date.parse(`2026-03-02T${clock}:00Z`);
+    const tickAt = async (clock: string) => {
+      await w.clock.set(at(clock));
+      const from = w.log.outcomes.length;
+      const result = await w.app.tw.tick();
+      return { pushes: w.log.outcomes.length - from, nextWakeAt: result.nextWakeAt, status: await w.app.symbols.status() };
+    };
+    // 09:00, the crawler disabled (no flag yet): the reconciliation has its own 15 minutes.
+    expect(await w.app.crawler.enabled()).toBe(false);
+    await w.converge();
+    expect(await w.app.symbols.status()).toMatchObject({ nextReason: "reconcile", nextAt: at("09:15") });
+
+    // Enabled: the reconciliation already due at 09:15 runs, and from then on rides on the crawler's hourly runs.
+    await w.app.setCrawlerEnabled(true);
+    const quarter = await tickAt("09:15");
+    expect(quarter).toMatchObject({ pushes: TARGETS, nextWakeAt: at("10:00"), status: { nextAt: null, nextReason: null } });
+    expect((await tickAt("09:45")).pushes).toBe(0);
+    const crawl = await tickAt("10:00");
+    expect(crawl).toMatchObject({ pushes: TARGETS, nextWakeAt: at("11:00"), status: { converged: true, nextAt: null } });
+    const runs = (await w.app.tw.scheduler.status()).tasks.find((t) => t.name === CRAWL_TASK);
+    expect(runs).toMatchObject({ lastOutcome: "succeeded", lastResult: { crawled: DEMO_SYMBOLS.length } });
+
+    // Disabled: the crawler's next run skips, and the fan-out goes back to its own 15 minutes from there.
+    await w.app.setCrawlerEnabled(false);
+    const skipped = await tickAt("11:00");
+    expect(skipped).toMatchObject({ pushes: 0, nextWakeAt: at("11:15"), status: { nextReason: "reconcile", nextAt: at("11:15") } });
+    expect((await w.app.tw.scheduler.status()).tasks.find((t) => t.name === CRAWL_TASK)).toMatchObject({ lastResult: { skipped: "the crawler is disabled" } });
+    expect(await tickAt("11:15")).toMatchObject({ pushes: TARGETS, nextWakeAt: at("11:30") });
+    expect(w.events.filter((e) => e.event === "fanout.reconciled").map((e) => e.time)).toEqual([at("09:00"), at("09:15"), at("10:00"), at("11:15")]);
+  });
+
   it("retries a receiver that fails the reconciliation push 30s later, though it had the version before", async () => {
     const w = await world(sqlite);
     await w.converge();
@@ -328,6 +361,10 @@ describe("symbol-fanout on sqlite-file", () => {
     expect(listed.symbols.filter((s) => s.enabled).map((s) => s.symbol)).toEqual([enabled[0]]);
     expect((await post("/api/fanout/reconcile")).status).toBe(202);
     expect((await w.round()).reason).toBe("reconcile");
+    expect(await (await fetch(`${api.url}/api/crawler`)).json()).toEqual({ enabled: false });
+    expect(await post("/api/crawler/enable")).toEqual({ status: 200, body: { enabled: true } });
+    expect(await w.app.crawler.enabled()).toBe(true);
+    expect(await post("/api/crawler/disable")).toEqual({ status: 200, body: { enabled: false } });
   });
 
   it("declares itself on an engine and a database another part of the process opened, under prefixed names", async () => {

@@ -1,4 +1,6 @@
-import { InvalidInputError, describe } from "./errors.js";
+import { InvalidInputError, preview } from "./errors.js";
+
+export { preview };
 
 /**
  * The bounds every value the API takes is held to, checked before anything is written so that a
@@ -61,7 +63,7 @@ export function checkTextDeep(value: unknown, field: string): void {
 /** An absolute time (a Date or epoch milliseconds) within 1970 to 9999. */
 export function checkInstant(ms: number, field: string): number {
   if (!Number.isFinite(ms) || ms < 0 || ms > MAX_TIME_MS) {
-    throw new InvalidInputError(`${field} must be a time from 1970 to 9999 (epoch milliseconds 0 to ${MAX_TIME_MS}), got ${describe(ms)}`);
+    throw new InvalidInputError(`${field} must be a time from 1970 to 9999 (epoch milliseconds 0 to ${MAX_TIME_MS}), got ${preview(ms)}`);
   }
   return Math.round(ms);
 }
@@ -69,7 +71,7 @@ export function checkInstant(ms: number, field: string): number {
 /** An integer from `min` to `max` (a 32-bit column by default). */
 export function checkInt(value: unknown, field: string, { min = 0, max = INT32_MAX }: { min?: number; max?: number } = {}): number {
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidInputError(`${field} must be an integer from ${min} to ${max}, got ${describe(value)}`);
+    throw new InvalidInputError(`${field} must be an integer from ${min} to ${max}, got ${preview(value)}`);
   }
   return value;
 }
@@ -85,13 +87,6 @@ export function checkId(value: unknown, field: string): string {
     throw new InvalidInputError(`${field} must be an id: a string of digits from "1" to "${MAX_ID}", got ${preview(value)}`);
   }
   return value;
-}
-
-/** A value shown in an error: long strings are cut so a 1 MB key does not become a 1 MB message. */
-export function preview(value: unknown, max = 80): string {
-  if (typeof value === "string" && value.length > max) return `a string of ${value.length} characters starting ${JSON.stringify(value.slice(0, max))}`;
-  const shown = describe(value);
-  return shown.length > max * 2 ? `${shown.slice(0, max * 2)}…` : shown;
 }
 
 function loneSurrogateAt(text: string): number {

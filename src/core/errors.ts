@@ -22,7 +22,7 @@ export class InvalidInputError extends TickworkError {
 export class InvalidDurationError extends InvalidInputError {
   constructor(readonly value: unknown) {
     super(
-      `invalid duration ${describe(value)}: expected milliseconds (a finite number from 0 to 100 years) or a string such as "500ms", "30s", "5m", "1h", "2d"`,
+      `invalid duration ${preview(value)}: expected milliseconds (a finite number from 0 to 100 years) or a string such as "500ms", "30s", "5m", "1h", "2d"`,
       "TW_INVALID_DURATION",
     );
   }
@@ -75,6 +75,13 @@ export function describe(value: unknown): string {
   } catch {
     return Object.prototype.toString.call(value);
   }
+}
+
+/** A value shown in an error: long strings are cut so a 1 MB key does not become a 1 MB message. */
+export function preview(value: unknown, max = 80): string {
+  if (typeof value === "string" && value.length > max) return `a string of ${value.length} characters starting ${JSON.stringify(value.slice(0, max))}`;
+  const shown = describe(value);
+  return shown.length > max * 2 ? `${shown.slice(0, max * 2)}…` : shown;
 }
 
 /** A job's or task's error as it is stored: the message plus the stack's first frames. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { toMs, type Duration } from "./duration.js";
-import { InvalidInputError, describe } from "./errors.js";
+import { InvalidInputError, preview } from "./errors.js";
 
 /** A duration option, parsed to milliseconds, with `toMs`'s message when it is malformed. */
 export const durationMs = z.custom<Duration>((v) => typeof v === "number" || typeof v === "string", "expected a duration").transform((value, ctx) => {
@@ -24,7 +24,7 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, whe
   const problems = result.error.issues.map((issue) => {
     const path = issue.path.join(".");
     const given = path ? lookup(value, issue.path) : value;
-    const shown = issue.code === "unrecognized_keys" ? "" : ` (got ${describe(given)})`;
+    const shown = issue.code === "unrecognized_keys" ? "" : ` (got ${preview(given)})`;
     return `${path ? `${path}: ` : ""}${issue.message}${shown}`;
   });
   throw new InvalidInputError(`${where}: ${problems.join("; ")}`);

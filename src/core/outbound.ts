@@ -13,6 +13,9 @@ export interface OutboundResult {
   /** Calls made in this pass, out of `budget`. */
   used: number;
   budget: number;
+  /** Retries sent in this pass, out of `retryBudget`. */
+  retries: number;
+  retryBudget: number;
   /** Work was left for the next pass because the budget ran out. */
   carried: boolean;
   /** When the next retry, push or reconciliation is due; null if none. */
@@ -41,6 +44,8 @@ export class Outbound {
       clock: Clock;
       logger: Logger;
       budget: number;
+      /** Retries per pass, shared by every unit, within `budget`. */
+      retryBudget: number;
       pollMs: number;
       /** The units, in the order they spend the budget. */
       units: () => readonly OutboundUnit[];
@@ -50,7 +55,7 @@ export class Outbound {
 
   /** One pass over the units in order. A store failure escapes; a receiver's failure is its item's. */
   async pass(): Promise<OutboundResult> {
-    const budget = new OutboundBudget(this.deps.budget);
+    const budget = new OutboundBudget(this.deps.budget, this.deps.retryBudget);
     let carried = false;
     const times: number[] = [];
     for (const unit of this.deps.units()) {
@@ -58,7 +63,7 @@ export class Outbound {
       carried ||= result.carried;
       if (result.nextAt !== null) times.push(result.nextAt);
     }
-    return { used: budget.spent, budget: budget.total, carried, nextAt: times.length ? Math.min(...times) : null };
+    return { used: budget.spent, budget: budget.total, retries: budget.retriesSpent, retryBudget: budget.retryTotal, carried, nextAt: times.length ? Math.min(...times) : null };
   }
 
   start(): void {

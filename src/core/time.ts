@@ -1,6 +1,6 @@
 import { checkInstant } from "./bounds.js";
 import { toMs, type Duration } from "./duration.js";
-import { InvalidInputError, describe } from "./errors.js";
+import { InvalidInputError, preview } from "./errors.js";
 
 /** Epoch milliseconds of a valid Date or a finite number; null for anything else (an invalid Date, NaN, a string). */
 export function instantOf(value: unknown): number | null {
@@ -15,7 +15,7 @@ export function instantOf(value: unknown): number | null {
 export function toInstant(value: unknown, where: string): number {
   const ms = instantOf(value);
   if (ms === null) {
-    throw new InvalidInputError(value instanceof Date ? `${where}: invalid Date` : `${where}: expected a Date or epoch milliseconds, got ${describe(value)}`);
+    throw new InvalidInputError(value instanceof Date ? `${where}: invalid Date` : `${where}: expected a Date or epoch milliseconds, got ${preview(value)}`);
   }
   return checkInstant(ms, where);
 }

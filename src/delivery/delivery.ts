@@ -4,10 +4,11 @@ import type { OutboundBudget } from "../core/budget.js";
 import { InvalidInputError, describe, errorText } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
-import { instantOf } from "../core/time.js";
+import { MAX_DURATION_MS, MAX_INDEXED_TEXT, checkText } from "../core/bounds.js";
+import { toInstant } from "../core/time.js";
 import { callWithTimeout } from "../core/timeout.js";
 import type { DeliveryConfig, DeliveryItem, DeliveryMessage } from "./options.js";
-import type { DeliveryCounts, DeliveryRow, DeliveryStore } from "./store.js";
+import type { DeliveryCounts, DeliveryOutcomes, DeliveryRow, DeliveryStore } from "./store.js";
 
 export interface EmitResult {
   /** Items written to the outbox. */
@@ -47,19 +48,21 @@ export interface DeliveryDeps {
   wake: () => void;
 }
 
-const MAX_KEY_LENGTH = 512;
+/** Delivery ids are UUIDs (36 characters); anything this long is no id of ours. */
+const MAX_ID_LENGTH = 100;
 
 /**
  * Batched callback delivery. Every emitted item goes to a durable outbox in one statement per 16
  * items (a Durable Object binds at most 100 values per statement); each tick sends what its budget
- * allows with `Promise.allSettled` (one failure never affects another), carries the rest to the next
+ * allows (each send settles on its own: one failure never affects another), carries the rest to the next
  * tick, and retries failures on the delivery's schedule until they are delivered or dropped to the
  * dead-letter table, from where they can be replayed.
  *
  * Why the carry-over is durable (an outbox) rather than held in memory: keeping it in memory is safe
  * only when losing it is, that is when the sender resumes from per-row progress of its own or the
  * receiver upserts so a re-delivery is harmless. A library cannot assume either, and a kill -9 must
- * lose nothing; the outbox costs one batched insert per emit and one batched delete per tick.
+ * lose nothing; the outbox costs one batched insert per emit, and per tick one transaction of a
+ * few batched statements writing what the sends came to (delivered, retried, dropped).
  */
 export class Delivery<T = unknown> {
   private last: (DeliveryPass & { at: number }) | null = null;
@@ -117,7 +120,10 @@ export class Delivery<T = unknown> {
     return total;
   }
 
-  /** @internal one tick's sends: due retries (at most `retryBatch`), then first sends, within the budget. */
+  /**
+   * @internal one tick's sends: due retries (at most `retryBatch`, within the tick's shared retry
+   * allowance), then first sends, within the budget; their outcomes written together at the end.
+   */
   async pass(budget: OutboundBudget): Promise<DeliveryPass> {
     const { store, clock } = this.deps;
     const now = clock.now();
@@ -125,33 +131,46 @@ export class Delivery<T = unknown> {
     // leaves its items to be sent again after it (at-least-once: receivers dedupe on the id).
     const leaseUntil = now + this.config.timeout * 2 + 10_000;
     let allowance = Math.min(this.config.budget, budget.remaining);
-    const claim = async (retries: boolean, wanted: number) => {
-      const granted = budget.take(Math.min(wanted, allowance));
-      const rows = await store.claimDue({ delivery: this.name, retries, now, limit: granted, leaseUntil });
-      budget.giveBack(granted - rows.length);
-      allowance -= rows.length;
-      return { rows, full: granted > 0 && rows.length === granted, starved: granted === 0 };
-    };
     // Retries first: under a backlog of new emissions they would otherwise wait forever.
-    const retries = await claim(true, this.config.retryBatch);
-    const fresh = await claim(false, allowance);
-    const rows = [...retries.rows, ...fresh.rows];
-    const outcomes = await Promise.allSettled(rows.map((row) => this.sendOne(row)));
-    const pass: DeliveryPass = { sent: rows.length, delivered: 0, failed: 0, dropped: 0, carried: false, nextAt: null };
-    const delivered: string[] = [];
-    for (const [i, outcome] of outcomes.entries()) {
-      const row = rows[i]!;
-      if (outcome.status === "fulfilled") {
-        await this.delivered(row);
-        delivered.push(row.id);
-        pass.delivered++;
-      } else if (await this.failed(row, outcome.reason, now)) pass.dropped++;
-      else pass.failed++;
+    const wantedRetries = Math.min(this.config.retryBatch, allowance);
+    const retryGrant = budget.takeRetries(wantedRetries);
+    const retryRows = await store.claimDue({ delivery: this.name, retries: true, now, limit: retryGrant, leaseUntil });
+    budget.giveBackRetries(retryGrant - retryRows.length);
+    allowance -= retryRows.length;
+    const freshGrant = budget.take(allowance);
+    const freshRows = await store.claimDue({ delivery: this.name, retries: false, now, limit: freshGrant, leaseUntil });
+    budget.giveBack(freshGrant - freshRows.length);
+
+    const rows = [...retryRows, ...freshRows];
+    // Each send's settlement is stamped with the clock when it came: a retry is timed from its own
+    // failure, not from the start of a pass whose sends may take up to the send timeout.
+    const settled = await Promise.all(
+      rows.map((row) =>
+        this.sendOne(row).then(
+          () => ({ row, ok: true as const, at: clock.now() }),
+          (reason: unknown) => ({ row, ok: false as const, reason, at: clock.now() }),
+        ),
+      ),
+    );
+    const outcomes: DeliveryOutcomes = { delivered: [], retries: [], dropped: [] };
+    const events: (() => void)[] = [];
+    for (const outcome of settled) {
+      if (outcome.ok) {
+        await this.delivered(outcome.row);
+        outcomes.delivered.push(outcome.row.id);
+      } else {
+        events.push(this.failed(outcome.row, outcome.reason, outcome.at, outcomes));
+      }
     }
-    await store.deleteMany({ ids: delivered });
-    // Work is carried when the budget, not the outbox, ended the pass. Checking whether the starved
-    // kind had anything due would cost a query per tick; a 100 ms wake-up that finds nothing is cheaper.
-    pass.carried = fresh.full || fresh.starved || retries.full;
+    await store.recordOutcomes(outcomes);
+    // Logged once written: an event never reports an outcome a crash then undid.
+    for (const log of events) log();
+    const pass: DeliveryPass = { sent: rows.length, delivered: outcomes.delivered.length, failed: outcomes.retries.length, dropped: outcomes.dropped.length, carried: false, nextAt: null };
+    // Work is carried when the budget (or the tick's retry allowance), not the outbox, ended the pass.
+    // Checking whether the starved kind had anything due would cost a query per tick; a 100 ms
+    // wake-up that finds nothing is cheaper.
+    const full = (grant: number, got: number) => grant > 0 && got === grant;
+    pass.carried = full(freshGrant, freshRows.length) || freshGrant === 0 || full(retryGrant, retryRows.length) || (wantedRetries > 0 && retryGrant === 0);
     if (!pass.carried) pass.nextAt = await store.nextAt({ delivery: this.name });
     if (pass.carried) this.deps.logger.debug("delivery.carried", { delivery: this.name, sent: pass.sent, budget: budget.total });
     this.last = { ...pass, at: now };
@@ -163,15 +182,25 @@ export class Delivery<T = unknown> {
     return { name: this.name, budget: this.config.budget, retryBatch: this.config.retryBatch, ...counts, lastPass: this.last };
   }
 
-  /** Items waiting for their first send (`retrying: false`) or for a retry, by id. */
+  /** Items waiting for their first send (`retrying: false`) or for a retry, by id; page with the last item's id as `after`. */
   async outstanding(options: { retrying?: boolean; limit?: number; after?: string } = {}): Promise<(DeliveryMessage<T> & { lastError: string | null; runAt: number })[]> {
-    const rows = await this.deps.store.listOutstanding({ delivery: this.name, retrying: options.retrying ?? true, limit: checkLimit(options.limit), after: options.after });
+    const where = `delivery "${this.name}": outstanding`;
+    const after = options.after === undefined ? undefined : checkText(options.after, `${where}: after`, { min: 0, max: MAX_ID_LENGTH });
+    const rows = await this.deps.store.listOutstanding({ delivery: this.name, retrying: options.retrying ?? true, limit: checkLimit(options.limit), after });
     return rows.map((row) => ({ ...this.message(row), lastError: row.lastError, runAt: row.runAt }));
   }
 
   /** The dead-letter table, newest first; page with the last item's `droppedAt` and `id`. */
   async dropped(options: { limit?: number; before?: { droppedAt: number; id: string } } = {}) {
-    const rows = await this.deps.store.listDropped({ delivery: this.name, limit: checkLimit(options.limit), before: options.before });
+    const where = `delivery "${this.name}": dropped`;
+    let before: { droppedAt: number; id: string } | undefined;
+    if (options.before !== undefined) {
+      const b: unknown = options.before;
+      if (!b || typeof b !== "object") throw new InvalidInputError(`${where}: before must be { droppedAt, id } (the last item of the previous page), got ${describe(b)}`);
+      const { droppedAt, id } = b as Record<string, unknown>;
+      before = { droppedAt: toInstant(droppedAt, `${where}: before.droppedAt`), id: checkText(id, `${where}: before.id`, { max: MAX_ID_LENGTH }) };
+    }
+    const rows = await this.deps.store.listDropped({ delivery: this.name, limit: checkLimit(options.limit), before });
     return rows.map((row) => ({ ...this.message(row), attempt: row.attempts, lastError: row.lastError, droppedAt: row.droppedAt }));
   }
 
@@ -180,12 +209,13 @@ export class Delivery<T = unknown> {
    * still dedupe) and start a fresh retry schedule. A key now held by a newer item is not replayed.
    */
   async replay(target: { id: string } | { since: Date | number; limit?: number }): Promise<string[]> {
-    if (!target || typeof target !== "object") throw new InvalidInputError(`delivery "${this.name}": replay takes { id } or { since, limit? }, got ${describe(target)}`);
+    const where = `delivery "${this.name}": replay`;
+    if (!target || typeof target !== "object") throw new InvalidInputError(`${where} takes { id } or { since, limit? }, got ${describe(target)}`);
     const now = this.deps.clock.now();
     const moved =
       "id" in target
-        ? await this.deps.store.replay({ delivery: this.name, ids: [checkId(target.id)], now, limit: 1 })
-        : await this.deps.store.replay({ delivery: this.name, since: checkSince(target.since), now, limit: checkLimit(target.limit ?? 1_000, 10_000) });
+        ? await this.deps.store.replay({ delivery: this.name, ids: [checkText(target.id, `${where}: id`, { max: MAX_ID_LENGTH })], now, limit: 1 })
+        : await this.deps.store.replay({ delivery: this.name, since: toInstant(target.since, `${where}: since`), now, limit: checkLimit(target.limit ?? 1_000, 10_000) });
     if (moved.length) {
       this.deps.logger.info("delivery.replayed", { delivery: this.name, count: moved.length, ids: moved.slice(0, 20) });
       this.deps.wake();
@@ -212,20 +242,24 @@ export class Delivery<T = unknown> {
     }
   }
 
-  /** Records a failed send; returns true when the retry schedule ran out and the item was dropped. */
-  private async failed(row: DeliveryRow, reason: unknown, now: number): Promise<boolean> {
+  /**
+   * Adds a failed send to `outcomes`: a retry `retry(attempts)` after `failedAt`, or, when the policy
+   * answers null (the schedule ran out) or a delay past the bound on durations, a drop. Returns the
+   * event to log once the outcomes are written.
+   */
+  private failed(row: DeliveryRow, reason: unknown, failedAt: number, outcomes: DeliveryOutcomes): () => void {
     const attempts = row.attempts + 1;
     const error = errorText(reason);
+    const fields = { delivery: this.name, id: row.id, key: row.key, error, failedAt };
     const delay = nextDelay(this.config.retry, attempts);
-    if (delay === null) {
-      await this.deps.store.drop({ id: row.id, attempts, error, now });
-      this.deps.logger.error("delivery.dropped", { delivery: this.name, id: row.id, key: row.key, attempts, error });
-      return true;
+    if (delay === null || delay > MAX_DURATION_MS) {
+      outcomes.dropped.push({ id: row.id, attempts, error, droppedAt: failedAt });
+      const why = delay === null ? "the retry schedule ran out" : `the retry policy answered ${delay} ms, past the ${MAX_DURATION_MS} ms bound on durations`;
+      return () => this.deps.logger.error("delivery.dropped", { ...fields, attempts, reason: why });
     }
-    const retryAt = now + delay;
-    await this.deps.store.reschedule({ id: row.id, attempts, runAt: retryAt, error });
-    this.deps.logger.warn("delivery.failed", { delivery: this.name, id: row.id, key: row.key, attempt: attempts, error, retryAt });
-    return false;
+    const retryAt = failedAt + delay;
+    outcomes.retries.push({ id: row.id, attempts, runAt: retryAt, error });
+    return () => this.deps.logger.warn("delivery.failed", { ...fields, attempt: attempts, retryAt });
   }
 
   private message(row: DeliveryRow): DeliveryMessage<T> {
@@ -235,10 +269,7 @@ export class Delivery<T = unknown> {
   private toRow(item: DeliveryItem<T>, index: number): { id: string; key: string | null; payload: string } {
     const where = `delivery "${this.name}": item ${index}`;
     if (!item || typeof item !== "object" || !("payload" in item)) throw new InvalidInputError(`${where} must be { key?, payload }, got ${describe(item)}`);
-    const key = item.key ?? null;
-    if (key !== null && (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH)) {
-      throw new InvalidInputError(`${where}: key must be a string of 1 to ${MAX_KEY_LENGTH} characters, got ${describe(key)}`);
-    }
+    const key = item.key === undefined || item.key === null ? null : checkText(item.key, `${where}: key`, { max: MAX_INDEXED_TEXT });
     return { id: globalThis.crypto.randomUUID(), key, payload: serialiseJson(item.payload, { where, subject: "payload" }) };
   }
 }
@@ -247,15 +278,4 @@ function checkLimit(limit: number | undefined, max = 1_000): number {
   const value = limit ?? 100;
   if (!Number.isInteger(value) || value < 1 || value > max) throw new InvalidInputError(`limit must be an integer from 1 to ${max}, got ${describe(limit)}`);
   return value;
-}
-
-function checkId(id: unknown): string {
-  if (typeof id !== "string" || id.length === 0 || id.length > 100) throw new InvalidInputError(`id must be a delivery id string, got ${describe(id)}`);
-  return id;
-}
-
-function checkSince(value: unknown): number {
-  const ms = instantOf(value);
-  if (ms === null) throw new InvalidInputError(`since must be a Date or epoch milliseconds, got ${describe(value)}`);
-  return ms;
 }

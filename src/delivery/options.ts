@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { schedule, type Backoff } from "../core/backoff.js";
+import { INT32_MAX, checkText } from "../core/bounds.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { Logger } from "../core/logger.js";
 
@@ -42,13 +43,15 @@ const deliveryOptionsSchema = z
   .object({
     send: fn<Send<unknown>>("a function (message, ctx) => Promise"),
     /** Most calls this delivery makes in one tick (its share of the engine's `tickBudget`); default 500. */
-    budget: z.number().int().min(1).default(500),
+    budget: z.number().int().min(1).max(INT32_MAX).default(500),
     /**
-     * Most retries per tick, within `budget`; default 50, well under the budget, so a backlog of failed
-     * items (a receiver that was down) cannot crowd fresh items out of a tick. At least 1: with none,
-     * failed items would never be retried nor dropped, and stay due forever.
+     * Most retries this delivery sends per tick, within `budget` and within the engine's `retryBudget`
+     * (default 50, shared by every delivery in the tick). Default 50: the engine's allowance alone
+     * bounds it. Set it lower to keep one delivery's backlog of failed items (a receiver that was
+     * down) from taking the whole allowance. At least 1: with none, failed items would never be
+     * retried nor dropped, and stay due forever.
      */
-    retryBatch: z.number().int().min(1).default(50),
+    retryBatch: z.number().int().min(1).max(INT32_MAX).default(50),
     /** Delay before each retry; `null` from the policy drops the item. Default 1m 5m 15m 1h 2h (`DEFAULT_RETRY`). */
     retry: fn<Backoff>("a backoff: schedule([...]), exponential({...}) or (attempt) => ms | null").default(() => schedule([...DEFAULT_RETRY])),
     /**
@@ -57,7 +60,7 @@ const deliveryOptionsSchema = z
      */
     onDelivered: fn<(message: DeliveryMessage<unknown>) => unknown>("a function (message) => void").optional(),
     /** A send that has not answered after this long fails (and is retried); default 30s. */
-    timeout: durationMs.default(30_000),
+    timeout: durationMs.refine((ms) => ms >= 1 && ms <= INT32_MAX, `a send timeout must be from 1 ms to ${INT32_MAX} ms (the longest a timer waits)`).default(30_000),
   })
   .strict();
 
@@ -68,6 +71,10 @@ export type DeliveryOptions<T> = Omit<z.input<typeof deliveryOptionsSchema>, "se
 
 export type DeliveryConfig = z.output<typeof deliveryOptionsSchema> & { name: string };
 
+/** Delivery names are stored with every item and indexed with its key: short, no NUL, well-formed. */
+export const MAX_NAME_LENGTH = 100;
+
 export function parseDeliveryOptions(name: string, options: unknown): DeliveryConfig {
+  checkText(name, "delivery name", { max: MAX_NAME_LENGTH });
   return { name, ...parseOptions(deliveryOptionsSchema, options, `delivery "${name}"`) };
 }

@@ -1,5 +1,5 @@
 import { atomically, type SqlDb } from "../db/sql-db.js";
-import type { DeliveryCounts, DeliveryRow, DeliveryStore, DroppedRow } from "./store.js";
+import type { DeliveryCounts, DeliveryOutcomes, DeliveryRow, DeliveryStore, DroppedRow } from "./store.js";
 
 /** The delivery outbox; one SQL text for SQLite and PostgreSQL. */
 
@@ -25,12 +25,35 @@ const CLAIM_RETRIES = claim(true);
 // run_at (already past) would have the runtime spin until then.
 const NEXT_DUE = `min(CASE WHEN lease_until > run_at THEN lease_until ELSE run_at END)`;
 
-const RESCHEDULE = `UPDATE tickwork_deliveries SET attempts = $2, run_at = $3, last_error = $4, lease_until = 0 WHERE id = $1`;
+// A pass's outcomes, a chunk of rows per statement. The values go through a VALUES list, cast so
+// PostgreSQL types its columns as the table's (an untyped parameter would be text); SQLite reads the
+// same text (UPDATE ... FROM since 3.33).
+const rescheduleMany = (rows: number) => `
+  WITH v (id, attempts, run_at, last_error) AS (VALUES ${placeholders(rows, 4, (p) => `(${p[0]}, CAST(${p[1]} AS INTEGER), CAST(${p[2]} AS BIGINT), ${p[3]})`)})
+  UPDATE tickwork_deliveries SET attempts = v.attempts, run_at = v.run_at, last_error = v.last_error, lease_until = 0
+  FROM v WHERE tickwork_deliveries.id = v.id`;
 
-const DROP = `
+// "WHERE true": SQLite needs a WHERE between a join and ON CONFLICT to parse them apart.
+const deadLetterMany = (rows: number) => `
+  WITH v (id, attempts, last_error, dropped_at) AS (VALUES ${placeholders(rows, 4, (p) => `(${p[0]}, CAST(${p[1]} AS INTEGER), ${p[2]}, CAST(${p[3]} AS BIGINT))`)})
   INSERT INTO tickwork_delivery_dead (id, delivery, key, payload, attempts, last_error, created_at, dropped_at)
-  SELECT id, delivery, key, payload, $2, $3, created_at, $4 FROM tickwork_deliveries WHERE id = $1
+  SELECT d.id, d.delivery, d.key, d.payload, v.attempts, v.last_error, d.created_at, v.dropped_at
+  FROM tickwork_deliveries d JOIN v ON d.id = v.id WHERE true
   ON CONFLICT DO NOTHING`;
+
+const deleteMany = (rows: number) => `DELETE FROM tickwork_deliveries WHERE id IN (${placeholders(rows, 1, (p) => p[0]!)})`;
+
+/** `rows` groups of `width` placeholders ($1, $2...), each group shaped by `shape`, comma-separated. */
+function placeholders(rows: number, width: number, shape: (p: string[]) => string): string {
+  return Array.from({ length: rows }, (_, r) => shape(Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`))).join(", ");
+}
+
+/** `items` in chunks of at most `size`. */
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
 
 interface Raw {
   id: string;
@@ -87,26 +110,19 @@ export class SqlDeliveryStore implements DeliveryStore {
     return rows.map(toRow).sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
   }
 
-  async deleteMany({ ids }: { ids: string[] }): Promise<void> {
-    const per = Math.min(MAX_ROWS, this.db.maxParams);
-    await atomically(this.db, Math.ceil(ids.length / per), function* (tx) {
-      for (let i = 0; i < ids.length; i += per) {
-        const chunk = ids.slice(i, i + per);
-        yield* tx.query(`DELETE FROM tickwork_deliveries WHERE id IN (${chunk.map((_, j) => `$${j + 1}`).join(", ")})`, chunk);
-      }
-    });
-  }
-
-  async reschedule({ id, attempts, runAt, error }: Parameters<DeliveryStore["reschedule"]>[0]): Promise<void> {
-    await this.db.query(RESCHEDULE, [id, attempts, runAt, error]);
-  }
-
-  async drop({ id, attempts, error, now }: Parameters<DeliveryStore["drop"]>[0]): Promise<void> {
-    // One transaction: a crash between the two would leave the item in both tables, and it would be
-    // sent once more after it was dropped.
-    await this.db.transaction(function* (tx) {
-      yield* tx.query(DROP, [id, attempts, error, now]);
-      yield* tx.query(`DELETE FROM tickwork_deliveries WHERE id = $1`, [id]);
+  async recordOutcomes({ delivered, retries, dropped }: DeliveryOutcomes): Promise<void> {
+    // Four values per row for the reschedule and the dead-letter insert, one per id for the delete;
+    // a Durable Object binds at most 100 per statement.
+    const rowsPer = Math.min(MAX_ROWS, Math.floor(this.db.maxParams / 4));
+    const idsPer = Math.min(MAX_ROWS, this.db.maxParams);
+    const statements = [
+      ...chunks(retries, rowsPer).map((chunk) => ({ sql: rescheduleMany(chunk.length), params: chunk.flatMap((r) => [r.id, r.attempts, r.runAt, r.error]) })),
+      // Into the dead-letter table before out of the outbox, in the same transaction.
+      ...chunks(dropped, rowsPer).map((chunk) => ({ sql: deadLetterMany(chunk.length), params: chunk.flatMap((r) => [r.id, r.attempts, r.error, r.droppedAt]) })),
+      ...chunks([...delivered, ...dropped.map((r) => r.id)], idsPer).map((chunk) => ({ sql: deleteMany(chunk.length), params: chunk })),
+    ];
+    await atomically(this.db, statements.length, function* (tx) {
+      for (const { sql, params } of statements) yield* tx.query(sql, params);
     });
   }
 

@@ -25,6 +25,16 @@ export interface DeliveryCounts {
   nextAt: number | null;
 }
 
+/** What one pass's sends came to. */
+export interface DeliveryOutcomes {
+  /** Delivered: removed from the outbox. */
+  delivered: string[];
+  /** Failed, to be tried again at `runAt`. */
+  retries: { id: string; attempts: number; runAt: number; error: string }[];
+  /** Failed for the last time: moved to the dead-letter table. */
+  dropped: { id: string; attempts: number; error: string; droppedAt: number }[];
+}
+
 /** The delivery module's storage seam: an outbox and a dead-letter table. */
 export interface DeliveryStore {
   /** Adds items; an item whose key is already held by another outstanding item is skipped. Returns the ids inserted. */
@@ -34,12 +44,12 @@ export interface DeliveryStore {
    * An item leased by another process whose lease has not lapsed is never returned.
    */
   claimDue(params: { delivery: string; retries: boolean; now: number; limit: number; leaseUntil: number }): Promise<DeliveryRow[]>;
-  /** Removes delivered items. */
-  deleteMany(params: { ids: string[] }): Promise<void>;
-  /** Records a failed attempt and when to try again. */
-  reschedule(params: { id: string; attempts: number; runAt: number; error: string }): Promise<void>;
-  /** Moves an item to the dead-letter table. */
-  drop(params: { id: string; attempts: number; error: string; now: number }): Promise<void>;
+  /**
+   * Writes a pass's outcomes together, in one transaction of a few batched statements: delivered
+   * items leave the outbox, failed ones get their next attempt's time, dropped ones move to the
+   * dead-letter table. All or none, so an item is never in both tables.
+   */
+  recordOutcomes(params: DeliveryOutcomes): Promise<void>;
   /** Moves dropped items back to the outbox as fresh items, keeping their ids; returns the ids moved. */
   replay(params: { delivery: string; ids?: string[]; since?: number; now: number; limit: number }): Promise<string[]>;
   listOutstanding(params: { delivery: string; retrying: boolean; limit: number; after?: string }): Promise<DeliveryRow[]>;

@@ -70,8 +70,7 @@ export interface VerifyOptions {
  */
 export async function verifyWebhook(options: VerifyOptions): Promise<{ id: string; timestamp: number; payload: unknown }> {
   const header = (name: string): string => {
-    const value = options.headers instanceof Headers ? options.headers.get(name) : options.headers[name];
-    const text = Array.isArray(value) ? value[0] : value;
+    const text = options.headers instanceof Headers ? options.headers.get(name) : recordHeader(options.headers, name);
     if (!text) throw new WebhookVerificationError(`missing ${name} header`);
     return text;
   };
@@ -97,6 +96,23 @@ export async function verifyWebhook(options: VerifyOptions): Promise<{ id: strin
     throw new WebhookVerificationError("the body is not JSON");
   }
   return { id, timestamp, payload };
+}
+
+/**
+ * A header from a plain record, whatever the case of its name (header names are case-insensitive,
+ * and only node lowercases them): `Webhook-Id` is `webhook-id`. Two spellings with different values
+ * are refused rather than one picked, since a signature checked against one value could then vouch
+ * for the other.
+ */
+function recordHeader(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const values = new Set<string>();
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() !== name) continue;
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text) values.add(text);
+  }
+  if (values.size > 1) throw new WebhookVerificationError(`the ${name} header is given more than once, with different values`);
+  return values.values().next().value;
 }
 
 function secretBytes(secret: string): Uint8Array {

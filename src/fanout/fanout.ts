@@ -1,12 +1,15 @@
 import { nextDelay } from "../core/backoff.js";
 import type { Clock } from "../core/clock.js";
 import type { OutboundBudget } from "../core/budget.js";
-import { InvalidInputError, describe, errorText } from "../core/errors.js";
+import { MAX_DURATION_MS } from "../core/bounds.js";
+import { InvalidInputError, errorText } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { callWithTimeout } from "../core/timeout.js";
 import { EmptyStateError } from "./errors.js";
 import { isEmptyState, type FanoutConfig, type FanoutTarget } from "./options.js";
+import { DEFAULT_RECONCILE_MS, parseReconcilePlan, type ReconcilePlanMs } from "./reconcile.js";
+import { checkTargets, type ResolvedTarget } from "./targets.js";
 import type { FanoutRow, FanoutStore, TargetResult } from "./store.js";
 
 export interface FanoutPass {
@@ -47,12 +50,8 @@ export interface FanoutDeps {
   clock: Clock;
   logger: Logger;
   wake: () => void;
-}
-
-interface Resolved {
-  id: string;
-  group: string;
-  target: FanoutTarget;
+  /** Whether a periodic task of this name is defined, for a chooser's `{ after }` plan; unchecked without it. */
+  knowsTask?: (task: string) => boolean;
 }
 
 /**
@@ -81,6 +80,17 @@ export class Fanout<S = unknown> {
     return this.config.name;
   }
 
+  /** Whether its reconciliation may follow a periodic task (`{ after }`, or a chooser that may answer one). */
+  get followsTasks(): boolean {
+    return typeof this.config.reconcile === "function" || this.followedTask !== null;
+  }
+
+  /** The task a `reconcile: { after }` option follows, or null (an interval, never, or a chooser). */
+  get followedTask(): string | null {
+    const option = this.config.reconcile;
+    return typeof option === "object" && option ? option.after : null;
+  }
+
   /**
    * Saves `state` as the new version and schedules a push to every target at once (the next tick;
    * immediately when the engine runs continuously). An empty state is refused before anything is
@@ -106,21 +116,33 @@ export class Fanout<S = unknown> {
     if (!round) return { pushed: 0, failed: 0, carried: false, nextAt: (await store.get({ name: this.name }))?.nextAt ?? null };
 
     let { version, state: text } = round;
+    // The wake-up this round answers; finishing replaces it only if it is still the stored one.
+    let claimed = { at: round.nextAt, reason: round.nextReason };
     try {
       if (this.config.state) {
         const fresh = this.serialise((await this.config.state()) as S);
-        if (fresh !== text) ({ version } = await store.saveState({ name: this.name, state: (text = fresh), now }));
+        if (fresh !== text) {
+          ({ version } = await store.saveState({ name: this.name, state: (text = fresh), now }));
+          // Saving a new version made this round's wake-up "push, now": it is this round's own.
+          claimed = { at: now, reason: "push" };
+        }
       }
     } catch (error) {
       // An empty or unreadable state is a failed round: nothing is sent, and it is retried on the backoff.
-      return this.endRound(round.version, round, [], error instanceof Error ? error.message : errorText(error), now, false);
+      return this.endRound(round.version, round, claimed, [], messageOf(error), now, false);
     }
     if (text === null) {
-      await store.finish({ name: this.name, roundVersion: round.version, consecutiveFailures: 0, lastError: null, nextAt: null, nextReason: null, pushed: false, succeeded: false, now });
-      return { pushed: 0, failed: 0, carried: false, nextAt: null };
+      const stored = await store.finish({ name: this.name, roundVersion: round.version, claimed, consecutiveFailures: 0, lastError: null, nextAt: null, nextReason: null, pushed: false, succeeded: false, now });
+      return { pushed: 0, failed: 0, carried: false, nextAt: stored.nextAt };
+    }
+    let targets: ResolvedTarget<FanoutTarget>[];
+    try {
+      targets = await this.resolveTargets();
+    } catch (error) {
+      // Targets that cannot be read, or an id no store can hold: nothing is sent, retried on the backoff.
+      return this.endRound(version, round, claimed, [], messageOf(error), now, false);
     }
     const state = JSON.parse(text) as S;
-    const targets = await this.resolveTargets();
     const known = new Map((await store.loadTargets({ fanout: this.name })).map((t) => [t.target, t]));
     const everyone = round.nextReason === "reconcile";
     // The next pass of a carried round (same version, woken by the carried pass's own wake-up) goes on with it.
@@ -150,13 +172,36 @@ export class Fanout<S = unknown> {
     if (batch.length < due.length) {
       // Carried over: the rest of this round goes out on the next tick; the round stays due.
       this.carry = { version, at: now, done: new Set([...carry.done, ...batch.map((t) => t.id)]), results: [...carry.results, ...results] };
-      await store.finish({ name: this.name, roundVersion: version, consecutiveFailures: round.consecutiveFailures, lastError: failed[0]?.error ?? round.lastError, nextAt: now, nextReason: round.nextReason, pushed: batch.length > 0, succeeded: false, now });
-      return { pushed: batch.length - failed.length, failed: failed.length, carried: true, nextAt: now };
+      const stored = await store.finish({ name: this.name, roundVersion: version, claimed, consecutiveFailures: round.consecutiveFailures, lastError: failed[0]?.error ?? round.lastError, nextAt: now, nextReason: round.nextReason, pushed: batch.length > 0, succeeded: false, now });
+      return { pushed: batch.length - failed.length, failed: failed.length, carried: true, nextAt: stored.nextAt };
     }
     const all = [...carry.results, ...results];
     const failures = all.filter((r) => r.error !== null);
     const error = failures.length ? `${failures.length} of ${all.length} pushes failed; first: ${failures[0]!.target}: ${failures[0]!.error}` : null;
-    return this.endRound(version, round, all, error, now, batch.length > 0);
+    return this.endRound(version, round, claimed, all, error, now, batch.length > 0);
+  }
+
+  /**
+   * @internal a run of the periodic task `task` has finished (on this process). A reconciliation that
+   * follows that task is due now; a chooser is asked again, so one that no longer follows a task gets
+   * its interval back (the fan-out had no wake-up of its own while it followed one).
+   */
+  async afterTask(task: string): Promise<void> {
+    const option = this.config.reconcile;
+    if (typeof option !== "function" && !(typeof option === "object" && option && option.after === task)) return;
+    const { store, clock, logger } = this.deps;
+    await this.ensure();
+    const now = clock.now();
+    const plan = await this.plan(now);
+    if (typeof plan === "object" && plan) {
+      if (plan.after !== task) return;
+      // Only the wake-up moves: a round in flight keeps its lease, and its end keeps this wake-up.
+      await store.scheduleRound({ name: this.name, at: now, reason: "reconcile" });
+      logger.debug("fanout.reconcile_after_task", { fanout: this.name, task });
+      this.deps.wake();
+    } else if (plan !== false) {
+      await store.scheduleRound({ name: this.name, at: now + plan, reason: "reconcile", ifNone: true });
+    }
   }
 
   async status(): Promise<FanoutStatus> {
@@ -191,14 +236,24 @@ export class Fanout<S = unknown> {
     this.deps.wake();
   }
 
-  private async endRound(roundVersion: number, round: FanoutRow, results: TargetResult[], error: string | null, now: number, pushed: boolean): Promise<FanoutPass> {
+  private async endRound(
+    roundVersion: number,
+    round: FanoutRow,
+    claimed: { at: number | null; reason: FanoutRow["nextReason"] },
+    results: TargetResult[],
+    error: string | null,
+    now: number,
+    pushed: boolean,
+  ): Promise<FanoutPass> {
     const { store, logger } = this.deps;
     const failed = results.filter((r) => r.error !== null).length;
-    const reconcileAt = this.config.reconcile === false ? null : now + this.config.reconcile;
+    const plan = await this.plan(now);
+    // A plan that follows a task has no reconciliation of its own: the task's run brings it.
+    const reconcileAt = typeof plan === "number" ? now + plan : null;
     if (error === null) {
-      await store.finish({ name: this.name, roundVersion, consecutiveFailures: 0, lastError: null, nextAt: reconcileAt, nextReason: reconcileAt === null ? null : "reconcile", pushed, succeeded: true, now });
+      const stored = await store.finish({ name: this.name, roundVersion, claimed, consecutiveFailures: 0, lastError: null, nextAt: reconcileAt, nextReason: reconcileAt === null ? null : "reconcile", pushed, succeeded: true, now });
       logger.info(round.nextReason === "reconcile" ? "fanout.reconciled" : "fanout.converged", { fanout: this.name, version: roundVersion, pushed: results.length });
-      return { pushed: results.length, failed: 0, carried: false, nextAt: reconcileAt };
+      return { pushed: results.length, failed: 0, carried: false, nextAt: stored.nextAt };
     }
     const failures = round.consecutiveFailures + 1;
     const retryAt = now + this.backoff(failures);
@@ -206,35 +261,47 @@ export class Fanout<S = unknown> {
     // a reconciliation due first stays first.
     const nextAt = reconcileAt !== null && reconcileAt < retryAt ? reconcileAt : retryAt;
     const nextReason = nextAt === retryAt ? "retry" : "reconcile";
-    await store.finish({ name: this.name, roundVersion, consecutiveFailures: failures, lastError: error, nextAt, nextReason, pushed, succeeded: false, now });
+    const stored = await store.finish({ name: this.name, roundVersion, claimed, consecutiveFailures: failures, lastError: error, nextAt, nextReason, pushed, succeeded: false, now });
     logger.warn("fanout.retry_scheduled", { fanout: this.name, version: roundVersion, failed, consecutiveFailures: failures, retryAt: nextAt, error });
-    return { pushed: results.length - failed, failed, carried: false, nextAt };
+    return { pushed: results.length - failed, failed, carried: false, nextAt: stored.nextAt };
+  }
+
+  /**
+   * The reconciliation plan now: the option as given, or the chooser's answer. A chooser that throws
+   * or answers no plan is logged, and 15 minutes stands in, so the safety net never goes away.
+   */
+  private async plan(now: number): Promise<ReconcilePlanMs> {
+    const option = this.config.reconcile;
+    if (typeof option !== "function") return option;
+    try {
+      const plan = parseReconcilePlan(await option({ fanout: this.name, now }));
+      if (typeof plan === "object" && plan && this.deps.knowsTask && !this.deps.knowsTask(plan.after)) {
+        throw new InvalidInputError(`{ after: ${JSON.stringify(plan.after)} }: there is no task named ${JSON.stringify(plan.after)}`);
+      }
+      return plan;
+    } catch (error) {
+      this.deps.logger.error("fanout.reconcile_plan_failed", { fanout: this.name, error: errorText(error), instead: `reconcile in ${DEFAULT_RECONCILE_MS} ms` });
+      return DEFAULT_RECONCILE_MS;
+    }
   }
 
   private backoff(failures: number): number {
     // A policy that ends (schedule's last step passed) keeps its last step: fan-out never gives up,
-    // the next reconciliation would re-push anyway.
+    // the next reconciliation would re-push anyway. A delay past the bound on durations is held to
+    // it, so the wake-up stays a time the store can hold.
     for (let n = failures; n >= 1; n--) {
       const delay = nextDelay(this.config.backoff, n);
-      if (delay !== null) return delay;
+      if (delay !== null) return Math.min(delay, MAX_DURATION_MS);
     }
     return 0;
   }
 
-  private async resolveTargets(): Promise<Resolved[]> {
-    const out: Resolved[] = [];
-    const seen = new Set<string>();
+  private async resolveTargets(): Promise<ResolvedTarget<FanoutTarget>[]> {
+    const groups: { group: string; targets: readonly FanoutTarget[] }[] = [];
     for (const [group, def] of Object.entries(this.config.groups)) {
-      const list = typeof def.targets === "function" ? await def.targets() : def.targets;
-      for (const target of list) {
-        const id = typeof target === "string" ? target : target && typeof target === "object" && typeof target.id === "string" ? target.id : undefined;
-        if (!id) throw new InvalidInputError(`fanout "${this.name}": group "${group}" has a target that is neither a string nor { id: string }: ${describe(target)}`);
-        if (seen.has(id)) throw new InvalidInputError(`fanout "${this.name}": target id "${id}" appears twice; ids must be unique across groups`);
-        seen.add(id);
-        out.push({ id, group, target });
-      }
+      groups.push({ group, targets: typeof def.targets === "function" ? await def.targets() : def.targets });
     }
-    return out;
+    return checkTargets(`fanout "${this.name}"`, groups);
   }
 
   private serialise(state: S): string {
@@ -249,4 +316,9 @@ export class Fanout<S = unknown> {
     await this.deps.store.ensure({ name: this.name, now: this.deps.clock.now(), reconcileNow: this.config.state !== undefined });
     this.ensured = true;
   }
+}
+
+/** A round's error as its status shows it: the message alone, no stack. */
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : errorText(error);
 }

@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { schedule, type Backoff } from "../core/backoff.js";
 import type { Logger } from "../core/logger.js";
+import { INT32_MAX, checkText } from "../core/bounds.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
+import { DEFAULT_RECONCILE_MS, parseReconcilePlan, type ReconcileChooser, type ReconcileOption, type ReconcilePlanMs } from "./reconcile.js";
+import { checkTargets } from "./targets.js";
 
 /** A target: a string id, or an object with one (e.g. `{ id: "alert-eu-3", url }`). */
 export type FanoutTarget = string | { readonly id: string };
@@ -44,30 +47,54 @@ const fanoutOptionsSchema = z
     /** Delay before a retry after a failed round; a policy that ends keeps its last step (the default's is 15m). */
     backoff: fn<Backoff>("a backoff: schedule([...]), exponential({...}) or (failures) => ms").default(() => schedule([...DEFAULT_BACKOFF])),
     /**
-     * How often the current state is re-pushed to every target as a safety net (for a network blip, a
-     * receiver that lost its state, retries that gave up); `false` never. Default 15m.
+     * When the current state is re-pushed to every target as a safety net (for a network blip, a
+     * receiver that lost its state, retries that gave up). Default 15m. See `ReconcileOption`.
      */
-    reconcile: z.union([durationMs, z.literal(false)], { error: 'expected a duration such as "15m", or false' }).default(900_000),
+    reconcile: z
+      .unknown()
+      .transform((value, ctx) => {
+        try {
+          return typeof value === "function" ? (value as ReconcileChooser) : parseReconcilePlan(value);
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: (error as Error).message });
+          return z.NEVER;
+        }
+      })
+      .default(DEFAULT_RECONCILE_MS),
     /** Reads the current state for retries and reconciliation (e.g. the enabled symbols, from their table); default the last pushed state. */
     state: fn<() => unknown>("a function () => state").optional(),
     /** Which states are refused as empty; default null, [] and {}. */
     isEmpty: fn<(state: unknown) => boolean>("a function (state) => boolean").optional(),
     /** A push that has not answered after this long fails; default 30s. */
-    timeout: durationMs.default(30_000),
+    timeout: durationMs.refine((ms) => ms >= 1 && ms <= INT32_MAX, `a push timeout must be from 1 ms to ${INT32_MAX} ms (the longest a timer waits)`).default(30_000),
   })
   .strict();
 
-export type FanoutOptions<S, G extends FanoutTarget = FanoutTarget> = Omit<z.input<typeof fanoutOptionsSchema>, "groups" | "send" | "state" | "isEmpty"> & {
+export type FanoutOptions<S, G extends FanoutTarget = FanoutTarget> = Omit<z.input<typeof fanoutOptionsSchema>, "groups" | "send" | "state" | "isEmpty" | "reconcile"> & {
   groups: Record<string, FanoutGroup<S, G>>;
   send: PushSend<G>;
   state?: () => S | Promise<S>;
   isEmpty?: (state: S) => boolean;
+  reconcile?: ReconcileOption;
 };
 
-export type FanoutConfig = z.output<typeof fanoutOptionsSchema> & { name: string };
+export type FanoutConfig = Omit<z.output<typeof fanoutOptionsSchema>, "reconcile"> & { name: string; reconcile: ReconcilePlanMs | ReconcileChooser };
+
+/** Fan-out names are stored and indexed with every target id: short, no NUL, well-formed. */
+export const MAX_NAME_LENGTH = 100;
 
 export function parseFanoutOptions(name: string, options: unknown): FanoutConfig {
-  return { name, ...parseOptions(fanoutOptionsSchema, options, `fanout "${name}"`) };
+  checkText(name, "fanout name", { max: MAX_NAME_LENGTH });
+  const where = `fanout "${name}"`;
+  const config = { name, ...parseOptions(fanoutOptionsSchema, options, where) } as FanoutConfig;
+  // Group names and the targets given as arrays are checked now, before anything is written; a
+  // function's targets are checked at each round (a bad one fails that round).
+  for (const group of Object.keys(config.groups)) checkText(group, `${where}: group name ${JSON.stringify(group)}`, { max: MAX_NAME_LENGTH });
+  checkTargets(
+    where,
+    Object.entries(config.groups).flatMap(([group, def]) => (Array.isArray(def.targets) ? [{ group, targets: def.targets as readonly unknown[] }] : [])),
+  );
+  return config;
 }
 
 /** null, undefined, an empty array, an empty object. */

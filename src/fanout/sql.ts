@@ -101,21 +101,26 @@ export class SqlFanoutStore implements FanoutStore {
     });
   }
 
-  async scheduleRound({ name, at, reason }: { name: string; at: number; reason: FanoutRow["nextReason"] }): Promise<void> {
-    await this.db.query(`UPDATE tickwork_fanouts SET next_at = $2, next_reason = $3 WHERE name = $1`, [name, at, reason]);
+  async scheduleRound({ name, at, reason, ifNone = false }: Parameters<FanoutStore["scheduleRound"]>[0]): Promise<void> {
+    await this.db.query(`UPDATE tickwork_fanouts SET next_at = $2, next_reason = $3 WHERE name = $1${ifNone ? " AND next_at IS NULL" : ""}`, [name, at, reason]);
   }
 
-  async finish(p: Parameters<FanoutStore["finish"]>[0]): Promise<void> {
-    await this.db.query(
+  async finish(p: Parameters<FanoutStore["finish"]>[0]): Promise<{ nextAt: number | null; nextReason: FanoutRow["nextReason"] }> {
+    // The round's own wake-up is replaced only if it is still the one the round was claimed for, at
+    // the round's version: a push or a reconciliation asked for during the round keeps its own.
+    const ours = `version = $4 AND next_at = $10 AND next_reason IS NOT DISTINCT FROM $11`;
+    const [row] = await this.db.query<{ next_at: number | string | null; next_reason: FanoutRow["nextReason"] }>(
       `UPDATE tickwork_fanouts SET
          consecutive_failures = $2, last_error = $3,
-         next_at = CASE WHEN version = $4 THEN $5 ELSE next_at END,
-         next_reason = CASE WHEN version = $4 THEN $6 ELSE next_reason END,
+         next_at = CASE WHEN ${ours} THEN $5 ELSE next_at END,
+         next_reason = CASE WHEN ${ours} THEN $6 ELSE next_reason END,
          last_push_at = CASE WHEN $7 = 1 THEN $9 ELSE last_push_at END,
          last_success_at = CASE WHEN $8 = 1 THEN $9 ELSE last_success_at END,
          lease_until = 0, updated_at = $9
-       WHERE name = $1`,
-      [p.name, p.consecutiveFailures, p.lastError, p.roundVersion, p.nextAt, p.nextReason, p.pushed ? 1 : 0, p.succeeded ? 1 : 0, p.now],
+       WHERE name = $1
+       RETURNING next_at, next_reason`,
+      [p.name, p.consecutiveFailures, p.lastError, p.roundVersion, p.nextAt, p.nextReason, p.pushed ? 1 : 0, p.succeeded ? 1 : 0, p.now, p.claimed.at, p.claimed.reason],
     );
+    return { nextAt: num(row?.next_at ?? null), nextReason: row?.next_reason ?? null };
   }
 }

@@ -40,11 +40,27 @@ export interface FanoutStore {
   claimDue(params: { name: string; now: number; leaseUntil: number }): Promise<FanoutRow | null>;
   loadTargets(params: { fanout: string }): Promise<TargetRow[]>;
   recordTargets(params: { fanout: string; results: TargetResult[]; now: number }): Promise<void>;
-  /** Moves the next wake-up to `at` (a manual reconciliation); a round in progress keeps its lease. */
-  scheduleRound(params: { name: string; at: number; reason: FanoutRow["nextReason"] }): Promise<void>;
   /**
-   * Ends a round: failure count, last error, next wake-up, lease released. If the state changed
-   * during the round (a push saved a newer version), that push's own wake-up is kept.
+   * Moves the next wake-up to `at` (a manual reconciliation); a round in progress keeps its lease.
+   * With `ifNone`, only a fan-out with no wake-up at all gets this one.
    */
-  finish(params: { name: string; roundVersion: number; consecutiveFailures: number; lastError: string | null; nextAt: number | null; nextReason: FanoutRow["nextReason"]; pushed: boolean; succeeded: boolean; now: number }): Promise<void>;
+  scheduleRound(params: { name: string; at: number; reason: FanoutRow["nextReason"]; ifNone?: boolean }): Promise<void>;
+  /**
+   * Ends a round: failure count, last error, next wake-up, lease released. If the wake-up moved
+   * during the round (a push saved a newer version; a reconciliation was asked for), that wake-up is
+   * kept. Returns the wake-up stored after it, whichever it is.
+   */
+  finish(params: {
+    name: string;
+    roundVersion: number;
+    /** The wake-up the round was claimed for (`claimDue`'s row): a different one stored now was set during the round. */
+    claimed: { at: number | null; reason: FanoutRow["nextReason"] };
+    consecutiveFailures: number;
+    lastError: string | null;
+    nextAt: number | null;
+    nextReason: FanoutRow["nextReason"];
+    pushed: boolean;
+    succeeded: boolean;
+    now: number;
+  }): Promise<{ nextAt: number | null; nextReason: FanoutRow["nextReason"] }>;
 }

@@ -1,6 +1,9 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { DuplicateRequestError, IdempotencyKeyReuseError } from "./errors.js";
+import { textProblem } from "../core/bounds.js";
+import { InvalidInputError } from "../core/errors.js";
+import { DuplicateRequestError, IdempotencyClaimLostError, IdempotencyKeyReuseError } from "./errors.js";
 import type { Idempotency } from "./idempotency.js";
+import { MAX_KEY_LENGTH } from "./input.js";
 
 export interface IdempotencyKeyOptions {
   idempotency: Idempotency;
@@ -17,7 +20,6 @@ export interface IdempotencyKeyOptions {
 }
 
 const HEADER = "Idempotency-Key";
-const MAX_KEY_LENGTH = 255;
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
 const DEFAULT_REPLAY_HEADERS = ["content-type", "location", "content-location", "etag", "last-modified", "cache-control"];
 
@@ -35,7 +37,9 @@ class ServerFailure extends Error {}
  * The `Idempotency-Key` header (IETF draft "The Idempotency-Key HTTP Header Field") on tickwork's
  * idempotency keys: a completed key replays the stored response (status, the headers that matter,
  * body) with `Idempotent-Replayed: true`; a key still in flight gets 409; a key reused with another
- * request body gets 422; a missing key on an endpoint that requires one gets 400. Errors are
+ * request body gets 422; a missing or malformed key, or a request whose scope or operation cannot be
+ * stored, gets 400. A request whose execution lost its claim to another (it stalled past
+ * `staleAfter`) answers with the key's stored response, or 409 while that is not known. Errors are
  * `application/problem+json`.
  */
 export function idempotencyKey(options: IdempotencyKeyOptions): MiddlewareHandler {
@@ -45,12 +49,14 @@ export function idempotencyKey(options: IdempotencyKeyOptions): MiddlewareHandle
     if (!methods.has(c.req.method)) return next();
     const key = c.req.header(HEADER);
     if (key === undefined) {
-      if (options.required) return problem(c, 400, "idempotency-key-missing", "Idempotency-Key required", `This endpoint requires an ${HEADER} header.`);
+      if (options.required) return problem(400, "idempotency-key-missing", "Idempotency-Key required", `This endpoint requires an ${HEADER} header.`);
       return next();
     }
     if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
-      return problem(c, 400, "idempotency-key-invalid", "Invalid Idempotency-Key", `The ${HEADER} header must be 1 to ${MAX_KEY_LENGTH} characters long.`);
+      return problem(400, "idempotency-key-invalid", "Invalid Idempotency-Key", `The ${HEADER} header must be 1 to ${MAX_KEY_LENGTH} characters long.`);
     }
+    const unstorable = textProblem(key);
+    if (unstorable) return problem(400, "idempotency-key-invalid", "Invalid Idempotency-Key", `The ${HEADER} header ${unstorable}.`);
     const operation = options.operation?.(c) ?? `${c.req.method} ${new URL(c.req.url).pathname}`;
     const scope = options.scope?.(c) ?? "anonymous";
     const fingerprint = await digest(`${operation}\n${await c.req.raw.clone().text()}`);
@@ -69,25 +75,47 @@ export function idempotencyKey(options: IdempotencyKeyOptions): MiddlewareHandle
         return { status: c.res.status, headers, body };
       });
       if (executed) return;
-      // 204, 205 and 304 responses have no body; the Response constructor refuses one, even empty.
-      const body = NULL_BODY_STATUSES.has(stored.status) ? null : stored.body;
-      c.res = new Response(body, { status: stored.status, headers: { ...stored.headers, "Idempotent-Replayed": "true" } });
+      c.res = replay(stored);
     } catch (error) {
       if (error instanceof ServerFailure) return;
-      if (error instanceof DuplicateRequestError) {
-        c.header("Retry-After", "1");
-        return problem(c, 409, "idempotency-key-in-flight", "Request in progress", `A request with this ${HEADER} is still being processed. Retry later.`);
+      if (error instanceof IdempotencyClaimLostError) {
+        // This execution's response is not the key's: answer what every retry with the key will get.
+        // The handler's response is dropped whole (Hono would otherwise merge its headers into ours).
+        c.res = undefined;
+        if (error.stored.status === "completed") c.res = replay(error.stored.result as StoredResponse);
+        else c.res = inFlight(`This request's execution lost its claim on the ${HEADER} to another one, which has not finished. Retry later.`);
+        return;
       }
+      if (error instanceof DuplicateRequestError) return inFlight(`A request with this ${HEADER} is still being processed. Retry later.`);
       if (error instanceof IdempotencyKeyReuseError) {
-        return problem(c, 422, "idempotency-key-reused", "Idempotency-Key reused", `This ${HEADER} was already used with a different request.`);
+        return problem(422, "idempotency-key-reused", "Idempotency-Key reused", `This ${HEADER} was already used with a different request.`);
+      }
+      // Refused before the handler ran: the request's scope or operation (its path) cannot be stored.
+      if (error instanceof InvalidInputError && !executed) {
+        return problem(400, "idempotency-request-invalid", "Request not accepted for an Idempotency-Key", `The request cannot be keyed by its ${HEADER}: ${error.message}`);
       }
       throw error;
     }
   };
 }
 
-function problem(c: Context, status: 400 | 409 | 422, type: string, title: string, detail: string): Response {
-  return c.body(JSON.stringify({ type: `urn:tickwork:problem:${type}`, title, status, detail }), status, { "content-type": "application/problem+json" });
+/** The stored response, marked as a replay. */
+function replay(stored: StoredResponse): Response {
+  // 204, 205 and 304 responses have no body; the Response constructor refuses one, even empty.
+  const body = NULL_BODY_STATUSES.has(stored.status) ? null : stored.body;
+  return new Response(body, { status: stored.status, headers: { ...stored.headers, "Idempotent-Replayed": "true" } });
+}
+
+function inFlight(detail: string): Response {
+  return problem(409, "idempotency-key-in-flight", "Request in progress", detail, { "Retry-After": "1" });
+}
+
+/**
+ * A problem answer, made without the context: after the handler ran, `c.body` would carry the
+ * handler's headers into it.
+ */
+function problem(status: 400 | 409 | 422, type: string, title: string, detail: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ type: `urn:tickwork:problem:${type}`, title, status, detail }), { status, headers: { ...headers, "content-type": "application/problem+json" } });
 }
 
 /** SHA-256 of the request, hex; Web Crypto, so it runs in Node and workerd alike. */

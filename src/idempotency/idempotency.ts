@@ -1,40 +1,58 @@
-import type { Clock, TimerHandle } from "../core/clock.js";
-import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError, describe, errorText } from "../core/errors.js";
+import type { Clock } from "../core/clock.js";
+import { INT32_MAX, checkInt, checkText, preview } from "../core/bounds.js";
+import type { Duration } from "../core/duration.js";
+import { InvalidInputError, errorText } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
-import { DuplicateRequestError, IdempotencyKeyReuseError } from "./errors.js";
+import { HeldClaim } from "./claim.js";
+import { DuplicateRequestError, IdempotencyClaimLostError, IdempotencyKeyReuseError, type StoredOutcome } from "./errors.js";
+import { MAX_SCOPE_LENGTH, keyRefOf, parseIdempotencyOptions } from "./input.js";
 import type { IdempotencyRecord, IdempotencyStore, KeyRef } from "./store.js";
 
+/**
+ * Which key a run claims. Each text is stored as given, so it must be free of NUL characters and
+ * well-formed Unicode; scope, key and operation together are the row's primary key, whence their bounds.
+ */
 export interface RunOptions {
-  /** Whose key this is (an account id, say). Required unless `claimScope` is given. */
+  /** Whose key this is (an account id, say), 1 to 255 characters. Required unless `claimScope` is given. */
   scope?: string;
-  /** The client's key (its request id). Absent or empty: the operation runs without deduplication. */
+  /** The client's key (its request id), at most 255 characters. Absent or empty: the operation runs without deduplication. */
   key?: string | null;
-  /** What is being done (`OPEN_POSITION`, `RESET`...): the same key may be used for different operations. */
+  /** What is being done (`OPEN_POSITION`, `RESET`...), 1 to 255 characters: the same key may be used for different operations. */
   operation: string;
   /**
    * For operations that change the scope while they run (a RESET that creates a new account): the
    * key is looked up by (key, operation) alone and claimed, completed and failed under this scope,
    * the one current when the operation started. Because the lookup spans scopes, such keys must be
    * unique across scopes (a client-generated UUID is; "1" is not), since keys of many scopes may
-   * share one table.
+   * share one table. 1 to 255 characters.
    */
   claimScope?: string;
-  /** A digest of the request; the same key with another fingerprint is refused. */
+  /** A digest of the request (at most 500 characters); the same key with another fingerprint is refused. */
   fingerprint?: string;
 }
 
 export interface IdempotencyOptions {
-  /** How long a key is remembered; default 24 h, longer than any client keeps retrying one request. */
+  /** How long a key is remembered; default 24 h, longer than any client keeps retrying one request. At least `staleAfter`. */
   ttl?: Duration;
   /**
-   * A claim whose owner stopped renewing it for this long is stale (the owner crashed) and may be
-   * re-claimed. Owners renew every quarter of it while they run, so a live owner is never stale.
+   * A claim whose owner stopped renewing it for this long (default 1 min, at least 1s) is stale and
+   * may be claimed by another execution. Owners renew every quarter of it while they run. An owner
+   * that misses its renewals (it crashed, or was frozen or paused that long) loses the key: see `run`.
    */
   staleAfter?: Duration;
   /** Whether a returned value means the operation failed (its claim is then deleted). Default: `{ success: false }`. */
   isFailure?: (result: unknown) => boolean;
+}
+
+/** What `fn` is given. */
+export interface IdempotencyContext {
+  /**
+   * Aborted, with an `IdempotencyClaimLostError`, as soon as this execution is known to have lost its
+   * claim (a renewal or the completion found it taken over): another execution may be running the
+   * operation. Pass it to the calls that make side effects, or check it before each one.
+   */
+  readonly signal: AbortSignal;
 }
 
 export interface IdempotencyDeps {
@@ -43,10 +61,7 @@ export interface IdempotencyDeps {
   logger: Logger;
 }
 
-const MAX_KEY_LENGTH = 255;
-const DAY_MS = 86_400_000;
 const PRUNE_BATCH = 1_000;
-
 /** The common shape of a failure that is returned rather than thrown: `{ success: false, error }`. */
 const defaultIsFailure = (result: unknown): boolean =>
   typeof result === "object" && result !== null && (result as { success?: unknown }).success === false;
@@ -65,42 +80,47 @@ export class Idempotency {
     private readonly deps: IdempotencyDeps,
     options: IdempotencyOptions = {},
   ) {
-    this.ttlMs = options.ttl === undefined ? DAY_MS : toMs(options.ttl);
-    this.staleMs = options.staleAfter === undefined ? 60_000 : toMs(options.staleAfter);
-    if (this.staleMs < 1_000) throw new InvalidInputError(`idempotency: staleAfter must be at least 1s, got ${describe(options.staleAfter)}`);
-    this.isFailure = options.isFailure ?? defaultIsFailure;
+    const parsed = parseIdempotencyOptions(options);
+    this.ttlMs = parsed.ttl;
+    this.staleMs = parsed.staleAfter;
+    this.isFailure = parsed.isFailure ?? defaultIsFailure;
   }
 
   /**
    * Runs `fn` once per (scope, key, operation): a completed key returns its cached result without
    * running; a key in flight throws DuplicateRequestError; a failure (thrown, or a returned value
    * `isFailure` recognises) deletes the claim so the client may retry with the same key.
+   *
+   * An execution that loses its claim while `fn` runs (it missed its renewals for `staleAfter` and
+   * another execution took the key) has `fn`'s signal aborted as soon as the loss is known, and its
+   * caller gets `IdempotencyClaimLostError` (with the key's stored result when there is one), never
+   * `fn`'s result: every caller that gets a result gets the one stored.
    */
-  async run<T>(options: RunOptions, fn: () => Promise<T> | T): Promise<T> {
-    const { key, claimScope, fingerprint } = options;
-    if (key === undefined || key === null || key === "") return fn();
-    const ref = this.ref(options);
-    const { logger } = this.deps;
+  async run<T>(options: RunOptions, fn: (ctx: IdempotencyContext) => Promise<T> | T): Promise<T> {
+    const { key } = options;
+    // Without a key nothing is claimed, so nothing can be lost: the signal never aborts.
+    if (key === undefined || key === null || key === "") return fn({ signal: new AbortController().signal });
+    const { ref, fingerprint } = keyRefOf({ ...options, key });
+    const { logger, store } = this.deps;
 
-    const outcome = await this.claimOrAnswer(ref, claimScope !== undefined, fingerprint ?? null);
+    const outcome = await this.claimOrAnswer(ref, options.claimScope !== undefined, fingerprint);
     if (outcome.kind === "replay") {
       logger.debug("idempotency.replayed", { ...ref });
       return outcome.value as T;
     }
-    const { claimId } = outcome;
-    const heartbeat = this.keepFresh(ref, claimId);
+    const claim = new HeldClaim(this.deps, ref, outcome.claimId, this.staleMs);
     let result: T;
     try {
-      result = await fn();
+      result = await fn(claim.context);
     } catch (error) {
-      heartbeat.stop();
-      await this.deps.store.release({ ...ref, claimId });
+      claim.stop();
+      if (claim.lost || !(await store.release({ ...ref, claimId: claim.id }))) throw await this.lostError(claim, error);
       logger.info("idempotency.released", { ...ref, reason: "the operation threw", error: errorText(error) });
       throw error;
     }
-    heartbeat.stop();
+    claim.stop();
     if (this.isFailure(result)) {
-      await this.deps.store.release({ ...ref, claimId });
+      if (claim.lost || !(await store.release({ ...ref, claimId: claim.id }))) throw await this.lostError(claim, undefined);
       logger.info("idempotency.released", { ...ref, reason: "the operation returned a failure" });
       return result;
     }
@@ -110,11 +130,10 @@ export class Idempotency {
     } catch (error) {
       // The operation ran but its result cannot be kept for replays: free the key rather than leave
       // it processing until staleAfter, and say what is wrong (a programming error to fix).
-      await this.deps.store.release({ ...ref, claimId });
+      await store.release({ ...ref, claimId: claim.id });
       throw error;
     }
-    const recorded = await this.deps.store.complete({ ...ref, claimId, result: text, now: this.deps.clock.now() });
-    if (!recorded) logger.warn("idempotency.completion_lost", { ...ref, reason: "the claim was taken over as stale while the operation ran" });
+    if (claim.lost || !(await store.complete({ ...ref, claimId: claim.id, result: text, now: this.deps.clock.now() }))) throw await this.lostError(claim, undefined);
     return result;
   }
 
@@ -129,18 +148,29 @@ export class Idempotency {
 
   /** Keys of a scope, newest first (for operators and the admin API). */
   async list(scope: string, limit = 50): Promise<IdempotencyRecord[]> {
-    if (typeof scope !== "string" || scope.length === 0) throw new InvalidInputError(`idempotency.list: scope must be a non-empty string, got ${describe(scope)}`);
+    checkText(scope, "idempotency.list: scope", { max: MAX_SCOPE_LENGTH });
+    // checkInt quotes the value whole; a string given as the limit is previewed instead.
+    if (typeof limit !== "number") throw new InvalidInputError(`idempotency.list: limit must be an integer from 1 to ${INT32_MAX}, got ${preview(limit)}`);
+    checkInt(limit, "idempotency.list: limit", { min: 1 });
     return this.deps.store.list({ scope, limit });
   }
 
-  private ref({ scope, key, operation, claimScope }: RunOptions): KeyRef {
-    const owner = claimScope ?? scope;
-    if (typeof key !== "string" || key.length > MAX_KEY_LENGTH) {
-      throw new InvalidInputError(`idempotency key must be a string of at most ${MAX_KEY_LENGTH} characters, got ${describe(key)}`);
+  /**
+   * The caller's error once the claim is known lost (signal aborted first, if it was not already):
+   * it carries what the store now holds for the key, so the caller knows which answer is the key's.
+   */
+  private async lostError(claim: HeldClaim, cause: unknown): Promise<IdempotencyClaimLostError> {
+    claim.markLost("completion");
+    let stored: StoredOutcome = { status: "unknown" };
+    try {
+      const record = await this.deps.store.find(claim.ref);
+      if (!record) stored = { status: "absent" };
+      else if (record.status === "processing") stored = { status: "processing" };
+      else stored = { status: "completed", result: record.result === null ? undefined : (JSON.parse(record.result) as unknown) };
+    } catch (error) {
+      this.deps.logger.error("store.error", { operation: "idempotency find", error: errorText(error) });
     }
-    if (typeof operation !== "string" || operation.length === 0) throw new InvalidInputError(`idempotency: operation must be a non-empty string, got ${describe(operation)}`);
-    if (typeof owner !== "string" || owner.length === 0) throw new InvalidInputError(`idempotency: scope (or claimScope) must be a non-empty string, got ${describe(owner)}`);
-    return { scope: owner, key, operation };
+    return new IdempotencyClaimLostError(claim.ref, stored, cause === undefined ? undefined : { cause });
   }
 
   private async claimOrAnswer(ref: KeyRef, byKeyOnly: boolean, fingerprint: string | null): Promise<{ kind: "claimed"; claimId: string } | { kind: "replay"; value: unknown }> {
@@ -168,7 +198,8 @@ export class Idempotency {
       if (record.fingerprint !== null && fingerprint !== null && record.fingerprint !== fingerprint) throw new IdempotencyKeyReuseError(ref);
       if (record.status === "completed") return { kind: "replay", value: record.result === null ? undefined : JSON.parse(record.result) };
       if (stale) {
-        // The owner stopped renewing its claim: it crashed, so its key may be claimed again.
+        // The owner stopped renewing its claim (it crashed, or is frozen: then it learns of the loss
+        // when it wakes, and its caller gets an error instead of its result).
         if (await store.reclaim({ ...ref, expectedClaimId: record.claimId, claimId, fingerprint, now })) {
           logger.warn("idempotency.reclaimed", { ...ref, staleForMs: now - record.renewedAt });
           return { kind: "claimed", claimId };
@@ -178,27 +209,5 @@ export class Idempotency {
       throw new DuplicateRequestError(ref);
     }
     throw new DuplicateRequestError(ref);
-  }
-
-  /** Renews the claim while the operation runs, so it never looks stale to another process. */
-  private keepFresh(ref: KeyRef, claimId: string): { stop: () => void } {
-    const { clock, store, logger } = this.deps;
-    let timer: TimerHandle | undefined;
-    let stopped = false;
-    const beat = async () => {
-      try {
-        await store.renew({ ...ref, claimId, now: clock.now() });
-      } catch (error) {
-        logger.error("store.error", { operation: "idempotency renew", error: errorText(error) });
-      }
-      if (!stopped) timer = clock.setTimeout(() => void beat(), this.staleMs / 4);
-    };
-    timer = clock.setTimeout(() => void beat(), this.staleMs / 4);
-    return {
-      stop: () => {
-        stopped = true;
-        if (timer) clock.clearTimeout(timer);
-      },
-    };
   }
 }

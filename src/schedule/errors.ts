@@ -9,3 +9,13 @@ export class TaskAbortedError extends TickworkError {
     super(`TW_TASK_${reason.toUpperCase()}`, message);
   }
 }
+
+/**
+ * A task's cadence could not be computed (`TW_TASK_CADENCE`): the cron library threw on an
+ * expression it had accepted. It is that task's failure, never the tick's.
+ */
+export class CadenceError extends TickworkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TW_TASK_CADENCE", message, options);
+  }
+}

@@ -1,11 +1,13 @@
+import { preview, storableText } from "../core/bounds.js";
 import type { Clock, TimerHandle } from "../core/clock.js";
 import type { Duration } from "../core/duration.js";
-import { InvalidInputError, describe, errorText } from "../core/errors.js";
+import { InvalidInputError, errorText } from "../core/errors.js";
+import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { retryAfterMs } from "../core/retry-after.js";
 import { toInstant, toTime } from "../core/time.js";
 import { raceTimeout, waitAtMost } from "../core/timeout.js";
-import { TaskAbortedError } from "./errors.js";
+import { CadenceError, TaskAbortedError } from "./errors.js";
 import type { ScheduleStore, TaskRow } from "./store.js";
 import { parseTask, type RunResult, type TaskDefinition, type TaskOptions, type TaskOutcome, type TaskStatus } from "./task.js";
 
@@ -28,6 +30,12 @@ interface LocalRun {
 const COUNT_CAP = 100_000;
 /** A backfill or catch-up covers at most this many slots in one call. */
 const SLOTS_CAP = 10_000;
+/** A task whose cadence failed is looked at again this soon, in case the failure was passing. */
+const CADENCE_RETRY_MS = 60_000;
+/** A run's error is stored up to this many characters (its message and the first frames of its stack fit). */
+const MAX_ERROR_TEXT = 10_000;
+/** Duration strings longer than this are not durations; they are refused without echoing them whole. */
+const MAX_DURATION_TEXT = 100;
 
 /**
  * Runs the periodic tasks (`tw.task`); `tw.scheduler` is its public face. No process is elected: each
@@ -45,6 +53,8 @@ export class TaskScheduler {
   private ensured = new Set<string>();
   /** When each task was defined: its first slot is the first one after this, whenever the first tick comes. */
   private readonly definedAt = new Map<string, number>();
+  /** Tasks whose cadence failed at their last look in this process, with the error (logged once per run of failures). */
+  private readonly cadenceFailures = new Map<string, string>();
   private active = false;
   private ticking: Promise<number | null> | null = null;
   private timer: TimerHandle | undefined;
@@ -58,8 +68,9 @@ export class TaskScheduler {
 
   define<R>(name: string, options: TaskOptions<R>): void {
     if (this.tasks.has(name)) throw new InvalidInputError(`task "${name}" is already defined`);
-    this.tasks.set(name, parseTask(name, options));
-    this.definedAt.set(name, this.deps.clock.now());
+    const now = this.deps.clock.now();
+    this.tasks.set(name, parseTask(name, options, now));
+    this.definedAt.set(name, now);
     if (this.active) this.poke();
   }
 
@@ -68,7 +79,7 @@ export class TaskScheduler {
   /**
    * One pass: every due task is claimed and started; with `wait`, the pass also waits for the runs
    * it started. Returns when the schedule next needs attention. Store failures escape; task failures
-   * are the task's.
+   * are the task's, and so is a cadence that cannot be computed: the other tasks still run.
    */
   async tick({ wait }: { wait: boolean }): Promise<number | null> {
     const now = this.deps.clock.now();
@@ -80,7 +91,7 @@ export class TaskScheduler {
     for (const def of this.tasks.values()) {
       const row = byName.get(def.name);
       if (!row) continue;
-      const wake = await this.consider(def, row, now, globalPause, started);
+      const wake = await this.isolated(def, now, () => this.consider(def, row, now, globalPause, started));
       if (wake !== null) wakes.push(wake);
     }
     if (!wait) {
@@ -93,6 +104,33 @@ export class TaskScheduler {
       if (transport) throw (transport as PromiseRejectedResult).reason;
     }
     return wakes.length ? Math.min(...wakes) : null;
+  }
+
+  /**
+   * Runs one task's part of a pass. A `CadenceError` is that task's failure: logged when it starts
+   * (and when it ends), shown in the task's status, retried in a minute; it never stops the pass.
+   */
+  private async isolated(def: TaskDefinition, now: number, consider: () => Promise<number | null>): Promise<number | null> {
+    try {
+      const wake = await consider();
+      if (this.cadenceFailures.delete(def.name)) this.deps.logger.info("task.schedule_recovered", { task: def.name, schedule: def.cadence.description });
+      return wake;
+    } catch (error) {
+      if (!(error instanceof CadenceError)) throw error;
+      this.cadenceFailed(def, error);
+      return now + CADENCE_RETRY_MS;
+    }
+  }
+
+  private cadenceFailed(def: TaskDefinition, error: CadenceError): void {
+    if (this.cadenceFailures.get(def.name) === error.message) return;
+    this.cadenceFailures.set(def.name, error.message);
+    this.deps.logger.error("task.schedule_failed", {
+      task: def.name,
+      schedule: def.cadence.description,
+      error: error.message,
+      action: "the task does not run on schedule until its cadence can be computed; runNow still runs it",
+    });
   }
 
   /** Decides what one task needs now; returns when it next needs attention. */
@@ -118,6 +156,13 @@ export class TaskScheduler {
 
     const due = this.latestDue(def, row.lastSlot, now);
     const elsewhere = row.runningBy !== null && row.runningUntil !== null && row.runningUntil >= now;
+    if (due === null && this.firstRunPending(def, row, now) && !runningHere) {
+      // No slot is due yet, and an `immediately` task has never run: its first run is now.
+      if (await store.claimFirstRun({ name: def.name, slot: now, runner: instanceId, until: now + def.leaseMs, now })) {
+        started.push(this.launch(def, { scheduledAt: now, missed: 0, manual: false, leased: true }));
+      }
+      return this.nextDueTime(def, now, row.lastSlot);
+    }
     if (due === null) {
       const next = this.nextDueTime(def, now, row.lastSlot);
       return elsewhere && def.overlap === "skip" ? minOrNull(next, row.runningUntil! + 1) : next;
@@ -156,6 +201,11 @@ export class TaskScheduler {
     return last ?? { task: def.name, outcome: "skipped", scheduledAt: slots[0]!, reason: "claimed by another process" };
   }
 
+  /** An `immediately` task with no run recorded and none going (a lapsed lease is no run). */
+  private firstRunPending(def: TaskDefinition, row: TaskRow, now: number): boolean {
+    return def.immediately && row.lastRunAt === null && (row.runningBy === null || row.runningUntil === null || row.runningUntil < now);
+  }
+
   /** Starts a run and tracks it locally until it is recorded. */
   private launch(def: TaskDefinition, run: { scheduledAt: number; missed: number; manual: boolean; leased: boolean }): Promise<RunResult> {
     const controller = new AbortController();
@@ -186,13 +236,17 @@ export class TaskScheduler {
         signal: controller.signal,
         logger,
         backoffUntil: (until) => {
-          backoffAt = toTime(until, clock.now(), `task "${def.name}": backoffUntil`);
+          backoffAt = timeArgument(until, clock.now(), `task "${def.name}": backoffUntil`);
         },
       });
       result = await (def.timeoutMs === undefined ? pending : this.withTimeout(pending, def.timeoutMs, controller));
+      // A result the store cannot keep as it is (a BigInt, a cycle, a Map) fails the run, naming it,
+      // rather than failing the write that records it.
+      if (result !== undefined) serialiseJson(result, { where: `task "${def.name}"`, subject: "the result" });
       outcome = backoffAt !== null ? "backed_off" : "succeeded";
     } catch (thrown) {
-      error = errorText(thrown);
+      // Kept whatever it holds: a NUL or a lone surrogate (which PostgreSQL refuses or garbles) is replaced.
+      error = storableText(errorText(thrown), MAX_ERROR_TEXT);
       // A rate-limit signal thrown by the run (RetryAfterError, the HTTP client's 429 error) is a
       // reason to slow down, not a failure: it does not count towards the breaker.
       const delay = retryAfterMs(thrown, clock.now());
@@ -328,6 +382,15 @@ export class TaskScheduler {
       rows.map(async (row): Promise<TaskStatus> => {
         const def = this.tasks.get(row.name)!;
         const paused = maxOrNull(pausedUntil, row.pausedUntil);
+        let nextRunAt: number | null = null;
+        let scheduleError = this.cadenceFailures.get(def.name) ?? null;
+        try {
+          const running = row.runningBy !== null && row.runningUntil !== null && row.runningUntil >= now;
+          nextRunAt = this.firstRunPending(def, row, now) && !running ? now : this.nextDueTime(def, Math.max(now - 1, row.lastSlot), row.lastSlot);
+        } catch (error) {
+          if (!(error instanceof CadenceError)) throw error;
+          scheduleError = error.message;
+        }
         return {
           name: row.name,
           schedule: def.cadence.description,
@@ -338,7 +401,8 @@ export class TaskScheduler {
           lastResult: row.lastResult,
           lastError: row.lastError,
           consecutiveFailures: row.consecutiveFailures,
-          nextRunAt: this.nextDueTime(def, Math.max(now - 1, row.lastSlot), row.lastSlot),
+          nextRunAt,
+          scheduleError,
           nextRunAfter: row.nextRunAfter !== null && row.nextRunAfter > now ? row.nextRunAfter : null,
           paused: row.breakerOpen || (paused !== null && paused > now),
           pausedUntil: paused !== null && paused > now ? paused : null,
@@ -371,6 +435,7 @@ export class TaskScheduler {
     const start = toInstant(from, "backfill: from");
     const end = toInstant(to, "backfill: to");
     if (end < start) throw new InvalidInputError(`backfill: to (${new Date(end).toISOString()}) is before from (${new Date(start).toISOString()})`);
+    // A cadence that cannot be computed throws its CadenceError to the caller here, before any run.
     const slots: number[] = [];
     for (let at = def.cadence.nextAfter(start - 1); at !== null && at <= end; at = def.cadence.nextAfter(at)) {
       if (slots.length >= SLOTS_CAP) throw new InvalidInputError(`backfill: more than ${SLOTS_CAP} slots between from and to; split the range`);
@@ -387,7 +452,7 @@ export class TaskScheduler {
    * now such as "1h"); runNow still works.
    */
   async pauseUntil(until: Date | number | Duration, task?: string): Promise<void> {
-    const at = toTime(until, this.deps.clock.now(), "pauseUntil");
+    const at = timeArgument(until, this.deps.clock.now(), "pauseUntil");
     if (task === undefined) await this.deps.store.setPausedUntil({ until: at });
     else {
       const { name } = this.mustGet(task, "pauseUntil");
@@ -426,7 +491,15 @@ export class TaskScheduler {
     // A new task's first run is its first slot after it was defined, not one at once.
     const slotAtDefinition = (name: string) => {
       const at = this.definedAt.get(name) ?? now;
-      return this.tasks.get(name)!.cadence.latestAtOrBefore(at) ?? at;
+      const def = this.tasks.get(name)!;
+      try {
+        return def.cadence.latestAtOrBefore(at) ?? at;
+      } catch (error) {
+        if (!(error instanceof CadenceError)) throw error;
+        // The row still gets written, so the other tasks run; slots after the definition are due.
+        this.cadenceFailed(def, error);
+        return at;
+      }
     };
     await this.deps.store.ensureTasks({ tasks: missing.map((name) => ({ name, slot: slotAtDefinition(name) })), now });
     for (const name of missing) this.ensured.add(name);
@@ -473,9 +546,18 @@ export class TaskScheduler {
 
   private mustGet(name: string, where: string): TaskDefinition {
     const def = this.tasks.get(name);
-    if (!def) throw new InvalidInputError(`${where}: unknown task ${describe(name)} (defined: ${this.names.join(", ") || "none"})`);
+    if (!def) throw new InvalidInputError(`${where}: unknown task ${preview(name)} (defined: ${this.names.join(", ") || "none"})`);
     return def;
   }
+}
+
+/**
+ * A time argument (a Date, epoch ms, or a duration from `now`), bounded as `toTime` bounds it; a
+ * string too long to be a duration is refused without echoing it whole.
+ */
+function timeArgument(value: Date | number | Duration, now: number, where: string): number {
+  if (typeof value === "string" && value.length > MAX_DURATION_TEXT) throw new InvalidInputError(`${where}: invalid duration ${preview(value)}: expected a duration such as "30s", "5m", "1h" or "2d"`);
+  return toTime(value, now, where);
 }
 
 function maxOrNull(a: number | null, b: number | null): number | null {

@@ -11,6 +11,13 @@ const CLAIM_SLOT_LEASED = `
 
 const CLAIM_SLOT = `UPDATE tickwork_tasks SET last_slot = $2, missed = $3 WHERE name = $1 AND last_slot = $4 RETURNING name`;
 
+// last_run_at is written by every recorded run and running_by by every leased one, so once this
+// claim is won no other process sees both empty until the run has been recorded.
+const CLAIM_FIRST_RUN = `
+  UPDATE tickwork_tasks SET running_slot = $2, running_by = $3, running_until = $4
+  WHERE name = $1 AND last_run_at IS NULL AND (running_by IS NULL OR running_until < $5)
+  RETURNING name`;
+
 const SKIP_SLOT = `
   UPDATE tickwork_tasks SET last_slot = $2, overlaps_skipped = overlaps_skipped + 1
   WHERE name = $1 AND last_slot = $3 RETURNING name`;
@@ -120,6 +127,10 @@ export class SqlScheduleStore implements ScheduleStore {
       ? await this.db.query(CLAIM_SLOT_LEASED, [name, slot, missed, lease.runner, lease.until, expectedLastSlot, now])
       : await this.db.query(CLAIM_SLOT, [name, slot, missed, expectedLastSlot]);
     return rows.length > 0;
+  }
+
+  async claimFirstRun({ name, slot, runner, until, now }: Parameters<ScheduleStore["claimFirstRun"]>[0]): Promise<boolean> {
+    return (await this.db.query(CLAIM_FIRST_RUN, [name, slot, runner, until, now])).length > 0;
   }
 
   async skipSlot({ name, slot, expectedLastSlot }: { name: string; slot: number; expectedLastSlot: number }): Promise<boolean> {

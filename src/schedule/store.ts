@@ -47,6 +47,11 @@ export interface ScheduleStore {
     now: number;
     lease: { runner: string; until: number } | null;
   }): Promise<boolean>;
+  /**
+   * Leases the first run of an `immediately` task: only while no run of it is recorded and no live
+   * run holds it, so across processes exactly one wins. `slot` is the time it runs for.
+   */
+  claimFirstRun(params: { name: string; slot: number; runner: string; until: number; now: number }): Promise<boolean>;
   /** Marks a slot as passed without a run (the previous run was still going). */
   skipSlot(params: { name: string; slot: number; expectedLastSlot: number }): Promise<boolean>;
   /** Takes over a run whose lease lapsed (its process died): same slot, new runner. */

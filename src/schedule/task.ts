@@ -1,6 +1,7 @@
 import { z } from "zod";
+import { INT32_MAX, preview } from "../core/bounds.js";
 import type { Duration } from "../core/duration.js";
-import { InvalidInputError, describe } from "../core/errors.js";
+import { InvalidInputError } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import { cronCadence, everyCadence, type Cadence } from "./cadence.js";
@@ -39,7 +40,7 @@ const taskOptionsSchema = z
     timezone: z.string().optional(),
     run: fn<TaskRun>("a function (ctx) => result"),
     /** A circuit breaker: after `after` consecutive failures the task pauses until `resume()`, with a critical event. */
-    breaker: z.object({ after: z.number().int().min(1) }).strict().optional(),
+    breaker: z.object({ after: z.number().int().min(1).max(INT32_MAX) }).strict().optional(),
     /** `skip` (default): a slot due while the previous run is still going is skipped, not doubled. */
     overlap: z.enum(["skip", "allow"]).default("skip"),
     /** Each slot runs up to this much later, the same offset in every process (spreads load). */
@@ -54,6 +55,15 @@ const taskOptionsSchema = z
     maxBackoff: durationMs.default(3_600_000),
     /** Runs kept per task in the history; default 20. */
     history: z.number().int().min(0).max(1_000).default(20),
+    /**
+     * Run at the first tick, whatever the cadence, if the task has no run recorded yet (BullMQ's
+     * name for it): a cache a task fills is not empty for a whole period after a first deploy.
+     * Exactly one process runs it (it is claimed like a slot); then the task follows its slots. Once
+     * any run is recorded (on schedule, by `runNow`, failed or not) the option has no effect, so a
+     * restart does not run the task again. Default false: the first run is the first slot after the
+     * task was defined.
+     */
+    immediately: z.boolean().default(false),
   })
   .strict();
 
@@ -71,19 +81,21 @@ export interface TaskDefinition {
   timeoutMs: number | undefined;
   maxBackoffMs: number;
   history: number;
+  immediately: boolean;
 }
 
 const TASK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
-export function parseTask(name: string, options: unknown): TaskDefinition {
+/** Parses a task definition given at `now` (a cron with no run after it is refused). */
+export function parseTask(name: string, options: unknown, now: number): TaskDefinition {
   if (typeof name !== "string" || !TASK_NAME.test(name) || name === "all") {
-    throw new InvalidInputError(`task name ${describe(name)} is invalid: use 1-128 letters, digits, "_", ".", ":" or "-" ("all" is reserved for runNow)`);
+    throw new InvalidInputError(`task name ${preview(name)} is invalid: use 1-128 letters, digits, "_", ".", ":" or "-" ("all" is reserved for runNow)`);
   }
   const where = `task "${name}"`;
   const o = parseOptions(taskOptionsSchema, options, where);
   if ((o.every === undefined) === (o.cron === undefined)) throw new InvalidInputError(`${where}: give exactly one of every or cron`);
   if (o.timezone !== undefined && o.cron === undefined) throw new InvalidInputError(`${where}: timezone applies to cron only`);
-  const cadence = o.cron !== undefined ? cronCadence(o.cron, o.timezone, where) : everyCadence(o.every!, where);
+  const cadence = o.cron !== undefined ? cronCadence(o.cron, o.timezone, where, now) : everyCadence(o.every!, where);
   return {
     name,
     cadence,
@@ -96,6 +108,7 @@ export function parseTask(name: string, options: unknown): TaskDefinition {
     timeoutMs: o.timeout,
     maxBackoffMs: o.maxBackoff,
     history: o.history,
+    immediately: o.immediately,
   };
 }
 
@@ -135,8 +148,13 @@ export interface TaskStatus {
   lastResult: unknown;
   lastError: string | null;
   consecutiveFailures: number;
-  /** The next slot this task will run at (jitter included), ignoring pauses and backoff. */
+  /**
+   * The next slot this task will run at (jitter included), ignoring pauses and backoff; now for an
+   * `immediately` task with no run yet; null when the schedule has ended or cannot be computed.
+   */
   nextRunAt: number | null;
+  /** Why this task's cadence cannot be computed (the cron library failed on it), or null: the task does not run on schedule meanwhile. */
+  scheduleError: string | null;
   /** Adaptive backoff: skipped until then. */
   nextRunAfter: number | null;
   paused: boolean;

@@ -75,7 +75,8 @@ export interface ObjectStatus {
  *     super(ctx, env, { logger: { binding: "LOGS", appId: "landing-page" } });
  *   }
  *   protected setup(tw: Tickwork) {
- *     tw.task("prices", { every: "5m", run: (ctx) => refreshPrices(this.env, ctx) });
+ *     // immediately: a new object runs it on its first alarm, not 5 minutes later.
+ *     tw.task("prices", { every: "5m", immediately: true, run: (ctx) => refreshPrices(this.env, ctx) });
  *   }
  * }
  * ```

@@ -11,10 +11,12 @@ const bundles = new Map<string, Promise<string>>();
 
 /**
  * Bundles a worker's entry module as wrangler would for workerd: one ESM file, platform neutral,
- * `cloudflare:*` left to the runtime. Once per entry and test process.
+ * `cloudflare:*` left to the runtime. Once per entry (and alias) and test process. `alias` puts a
+ * module in place of a package (a test's stand-in for a dependency).
  */
-export function bundleWorker(entry: string): Promise<string> {
-  let bundled = bundles.get(entry);
+export function bundleWorker(entry: string, alias: Record<string, string> = {}): Promise<string> {
+  const key = `${entry} ${JSON.stringify(alias)}`;
+  let bundled = bundles.get(key);
   if (!bundled) {
     bundled = build({
       entryPoints: [entry],
@@ -26,10 +28,11 @@ export function bundleWorker(entry: string): Promise<string> {
       conditions: ["workerd", "worker", "browser"],
       mainFields: ["module", "main"],
       external: ["cloudflare:*"],
+      alias,
       write: false,
       logLevel: "silent",
     }).then((result) => result.outputFiles[0]!.text);
-    bundles.set(entry, bundled);
+    bundles.set(key, bundled);
   }
   return bundled;
 }

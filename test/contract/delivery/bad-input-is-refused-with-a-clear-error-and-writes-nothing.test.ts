@@ -38,12 +38,17 @@ describe.each(allStoreCases())("bad input to a delivery ($name)", (storeCase) =>
     cycle.self = cycle;
     await expect(emit([{ payload: cycle }])).rejects.toThrow(InvalidPayloadError);
 
-    for (const key of ["", 7, "k".repeat(513), { id: 1 }]) {
-      await expect(emit([{ key: "fine", payload: 1 }, { key, payload: 1 }]), JSON.stringify(key)).rejects.toThrow(/item 1: key must be a string of 1 to 512 characters/);
+    for (const key of ["", 7, "k".repeat(501), { id: 1 }]) {
+      await expect(emit([{ key: "fine", payload: 1 }, { key, payload: 1 }]), JSON.stringify(key)).rejects.toThrow(/item 1: key must be a string of 1 to 500 characters/);
     }
+    // A NUL no store can hold, a lone surrogate PostgreSQL would store as U+FFFD (two keys colliding).
+    await expect(emit([{ key: "fine", payload: 1 }, { key: "order-\u0000", payload: 1 }])).rejects.toThrow(/item 1: key contains a NUL character/);
+    await expect(emit([{ key: "order-\ud800", payload: 1 }])).rejects.toThrow(/item 0: key is not well-formed Unicode/);
+    await expect(emit([{ key: "\udc00order", payload: 1 }])).rejects.toThrow(InvalidInputError);
     await expectNothingWritten(hourly, () => tw.tick());
-    // A key of exactly 512 characters, and a null key, are fine.
-    expect(await emit([{ key: "k".repeat(512), payload: 1 }, { key: null, payload: null }])).toEqual({ emitted: 2, skipped: [] });
+    // A key of exactly 500 characters (of three UTF-8 bytes each, the widest per UTF-16 unit), a key
+    // with a well-formed pair, and a null key, are fine.
+    expect(await emit([{ key: "€".repeat(500), payload: 1 }, { key: "😀", payload: 1 }, { key: null, payload: null }])).toEqual({ emitted: 3, skipped: [] });
   });
 
   it("refuses bad options and a duplicate name, declaring nothing", async () => {
@@ -60,10 +65,21 @@ describe.each(allStoreCases())("bad input to a delivery ($name)", (storeCase) =>
     expect(declare({ send: "https://example.com" })).toThrow(/send: expected a function/);
     expect(declare({ send, retry: ["1m"] })).toThrow(/retry: expected a backoff/);
     expect(declare({ send, onDelivered: true })).toThrow(/onDelivered: expected a function/);
-    for (const options of [{ send, budget: 0 }, { send, retryBatch: -1 }, { send, nope: 1 }, { send, timeout: "soon" }]) {
+    expect(declare({ send, budget: 2 ** 31 })).toThrow(/budget: .*\(got 2147483648\)/);
+    expect(declare({ send, retryBatch: 1e12 })).toThrow(/retryBatch: .*\(got 1000000000000\)/);
+    expect(declare({ send, timeout: "99999999999999999999d" })).toThrow(/timeout: invalid duration "99999999999999999999d"/);
+    expect(declare({ send, timeout: 1e300 })).toThrow(/timeout: invalid duration/);
+    expect(declare({ send, timeout: 0 })).toThrow(/timeout: .*from 1 ms to 2147483647 ms .*\(got 0\)/);
+    expect(declare({ send, timeout: "30d" })).toThrow(/timeout: .*from 1 ms to 2147483647 ms .*\(got "30d"\)/);
+    for (const options of [{ send, budget: 0 }, { send, retryBatch: -1 }, { send, nope: 1 }, { send, timeout: "soon" }, { send, timeout: 0 }]) {
       expect(declare(options)).toThrow(InvalidInputError);
     }
     expect(tw.deliveries.has("bad")).toBe(false);
+
+    for (const name of ["", "a\u0000b", "x\ud800", "n".repeat(101), 7, null]) {
+      expect(declare({ send }, name as string), JSON.stringify(name)).toThrow(/delivery name (must be a string of 1 to 100 characters|contains a NUL|is not well-formed Unicode)/);
+    }
+    expect(tw.deliveries.size).toBe(0);
 
     tw.delivery("hourly", { send });
     expect(declare({ send }, "hourly")).toThrow(new InvalidInputError('delivery "hourly" is already declared'));
@@ -84,12 +100,22 @@ describe.each(allStoreCases())("bad input to a delivery ($name)", (storeCase) =>
     const replay = (target: unknown) => doomed.replay(target as never);
 
     for (const id of [5, "", "x".repeat(101), null]) {
-      await expect(replay({ id }), JSON.stringify(id)).rejects.toThrow(/id must be a delivery id string/);
+      await expect(replay({ id }), JSON.stringify(id)).rejects.toThrow(/replay: id must be a string of 1 to 100 characters/);
     }
+    await expect(replay({ id: `${dead!.id}\u0000` })).rejects.toThrow(/replay: id contains a NUL character/);
+    await expect(replay({ id: "\ud800" })).rejects.toThrow(/replay: id is not well-formed Unicode/);
     for (const since of ["yesterday", Number.NaN, Number.POSITIVE_INFINITY, undefined, {}]) {
-      await expect(replay({ since }), String(since)).rejects.toThrow(/since must be a Date or epoch milliseconds/);
+      await expect(replay({ since }), String(since)).rejects.toThrow(/since: expected a Date or epoch milliseconds/);
     }
-    await expect(replay({ since: new Date("not a date") })).rejects.toThrow(/since must be a Date or epoch milliseconds/);
+    for (const since of [1e20, -1, new Date(8.64e15)]) {
+      await expect(replay({ since }), String(since)).rejects.toThrow(/since must be a time from 1970 to 9999/);
+    }
+    await expect(doomed.outstanding({ after: "a\u0000" })).rejects.toThrow(/outstanding: after contains a NUL character/);
+    await expect(doomed.outstanding({ after: "x".repeat(101) })).rejects.toThrow(/outstanding: after must be a string of 0 to 100 characters/);
+    await expect(doomed.dropped({ before: { droppedAt: 1e20, id: dead!.id } })).rejects.toThrow(/dropped: before.droppedAt must be a time from 1970 to 9999/);
+    await expect(doomed.dropped({ before: { droppedAt: dead!.droppedAt, id: "\ud800" } })).rejects.toThrow(/dropped: before.id is not well-formed Unicode/);
+    await expect(doomed.dropped({ before: "yesterday" as never })).rejects.toThrow(/dropped: before must be \{ droppedAt, id \}/);
+    await expect(replay({ since: new Date("not a date") })).rejects.toThrow(/since: invalid Date/);
     for (const limit of [0, -1, 1.5, 10_001]) {
       await expect(replay({ since: 0, limit }), String(limit)).rejects.toThrow(/limit must be an integer from 1 to 10000/);
     }
@@ -101,6 +127,21 @@ describe.each(allStoreCases())("bad input to a delivery ($name)", (storeCase) =>
 
     expect(await doomed.status()).toMatchObject({ pending: 0, retrying: 0, dropped: 1 });
     expect((await doomed.dropped()).map((d) => d.id)).toEqual([dead!.id]);
+  });
+
+  it("drops an item whose retry policy answers a delay past the 100-year bound, rather than storing a time the store cannot hold", async () => {
+    const { tw, named } = await engines.first();
+    const far = tw.delivery<number>("far", {
+      retry: () => 1e300,
+      send: async () => {
+        throw new Error("down");
+      },
+    });
+    await far.emit([{ payload: 1 }, { payload: 2 }]);
+    const result = await tw.tick();
+    expect(result.nextWakeAt).toBeNull();
+    expect(await far.status()).toMatchObject({ retrying: 0, dropped: 2 });
+    expect(named("delivery.dropped").map((e) => e.reason)).toEqual([expect.stringMatching(/retry policy answered 1e\+300 ms/), expect.any(String)]);
   });
 
   it("drops an item whose retry policy answers neither milliseconds nor null, rather than storing a time that is not one", async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CallTimeoutError } from "../../../src/core/errors.js";
 import type { DeliveryMessage, SendContext } from "../../../src/delivery/options.js";
 import { allStoreCases } from "../../support/stores.js";
-import { MINUTE, deferred, enginesFor } from "../../support/schedule-fixtures.js";
+import { MINUTE, SECOND, deferred, enginesFor } from "../../support/schedule-fixtures.js";
 
 describe.each(allStoreCases())("one send of a batch failing or hanging ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
@@ -47,21 +47,25 @@ describe.each(allStoreCases())("one send of a batch failing or hanging ($name)",
     expect(result.outbound.used).toBe(6);
     expect(await callbacks.status()).toMatchObject({ pending: 0, retrying: 2, dropped: 0 });
     const retrying = await callbacks.outstanding();
+    // Each retry is timed from its own failure: the hung send failed at its 10 s timeout.
     expect(retrying.map((m) => [m.key, m.attempt, m.runAt]).sort()).toEqual([
-      ["u-hangs", 2, t0 + MINUTE],
+      ["u-hangs", 2, t0 + 10 * SECOND + MINUTE],
       ["u-throws", 2, t0 + MINUTE],
     ]);
     expect(retrying.find((m) => m.key === "u-throws")!.lastError).toMatch(/receiver u-throws is down/);
     expect(retrying.find((m) => m.key === "u-hangs")!.lastError).toMatch(/no answer within 10000 ms/);
     expect(named("delivery.failed").map((e) => e.key).sort()).toEqual(["u-hangs", "u-throws"]);
 
-    // At the retry, only the two failed items are sent again.
+    // At each retry, only its failed item is sent again.
     down = false;
     await clock.set(t0 + MINUTE);
-    expect((await tw.tick()).outbound.used).toBe(2);
+    expect((await tw.tick()).outbound.used).toBe(1);
+    await clock.set(t0 + 10 * SECOND + MINUTE);
+    expect((await tw.tick()).outbound.used).toBe(1);
     expect([...started.entries()].filter(([, n]) => n > 1).map(([u]) => u).sort()).toEqual(["u-hangs", "u-throws"]);
     expect(started.get("u-1")).toBe(1);
     expect(await callbacks.status()).toMatchObject({ pending: 0, retrying: 0, dropped: 0 });
-    expect(finished.get("u-hangs")).toBe(t0 + MINUTE);
+    expect(finished.get("u-throws")).toBe(t0 + MINUTE);
+    expect(finished.get("u-hangs")).toBe(t0 + 10 * SECOND + MINUTE);
   });
 });

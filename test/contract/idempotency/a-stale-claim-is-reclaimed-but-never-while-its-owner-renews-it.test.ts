@@ -85,7 +85,7 @@ describe.each(allStoreCases())("stale claims ($name)", (storeCase) => {
     expect(await tw.idempotency.run(open, async () => ({ success: true, by: "later" }))).toEqual({ success: true, by: "owner" });
   });
 
-  it("an owner whose claim was taken over does not overwrite the new owner's result", async () => {
+  it("an owner whose claim was taken over does not overwrite the new owner's result, and its caller gets an error", async () => {
     const e = await engine();
     const { tw, clock } = e;
     const started = deferred();
@@ -102,9 +102,9 @@ describe.each(allStoreCases())("stale claims ($name)", (storeCase) => {
     expect(await tw.store.idempotency.complete({ ...open, claimId: "second-owner", result: JSON.stringify({ success: true, by: "second owner" }), now: clock.now() })).toBe(true);
 
     gate.resolve();
-    // The first owner's caller still gets its own answer, but the stored one is not replaced.
-    expect(await owner).toEqual({ success: true, by: "first owner" });
-    expect(e.named("idempotency.completion_lost")).toMatchObject([{ level: "warn", ...open }]);
+    // The stored answer is not replaced, and the first owner's caller gets an error, not its own answer.
+    await expect(owner).rejects.toMatchObject({ code: "TW_IDEMPOTENCY_CLAIM_LOST", stored: { status: "completed", result: { success: true, by: "second owner" } } });
+    expect(e.named("idempotency.claim_lost")).toMatchObject([{ level: "warn", ...open, detectedBy: "completion" }]);
     expect(await tw.idempotency.run(open, async () => ({ success: true, by: "third" }))).toEqual({ success: true, by: "second owner" });
   });
 });

@@ -59,12 +59,12 @@ describe.each(allStoreCases())("tw.scheduler.status() reports each task ($name)"
       tasks: [
         {
           name: "prices", schedule: "every 5m", lastRunAt: null, lastScheduledAt: null, lastDurationMs: null, lastOutcome: null, lastResult: null, lastError: null,
-          consecutiveFailures: 0, nextRunAt: T0 + 5 * MINUTE, nextRunAfter: null, paused: false, pausedUntil: null, breakerOpen: false, running: false,
+          consecutiveFailures: 0, nextRunAt: T0 + 5 * MINUTE, scheduleError: null, nextRunAfter: null, paused: false, pausedUntil: null, breakerOpen: false, running: false,
           missed: 0, runs: 0, failures: 0, overlapsSkipped: 0, history: [],
         },
         {
           name: "sweep", schedule: "cron */15 * * * * (UTC)", lastRunAt: null, lastScheduledAt: null, lastDurationMs: null, lastOutcome: null, lastResult: null, lastError: null,
-          consecutiveFailures: 0, nextRunAt: T0 + 15 * MINUTE, nextRunAfter: null, paused: false, pausedUntil: null, breakerOpen: false, running: false,
+          consecutiveFailures: 0, nextRunAt: T0 + 15 * MINUTE, scheduleError: null, nextRunAfter: null, paused: false, pausedUntil: null, breakerOpen: false, running: false,
           missed: 0, runs: 0, failures: 0, overlapsSkipped: 0, history: [],
         },
       ],
