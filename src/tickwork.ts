@@ -79,7 +79,6 @@ export interface TickResult {
 }
 
 /** The scheduler's events for a run that finished and was recorded, whatever its outcome. */
-const TASK_RUN_FINISHED = new Set(["task.succeeded", "task.failed", "task.backoff"]);
 
 /** Finished jobs and expired idempotency keys are pruned at most this often (rescues run every `rescueInterval`). */
 const PRUNE_EVERY_MS = 60_000;
@@ -128,7 +127,6 @@ export class Tickwork {
   private readonly fanoutUnits = new Map<string, Fanout<unknown>>();
   /** Fan-outs hearing of a finished task run; a tick waits for them before its outbound pass. */
   private readonly taskHooks = new Set<Promise<void>>();
-  private watchingTasks = false;
   /**
    * Periodic tasks' operations: `status()`, `runNow(task | "all")`, `pauseUntil(time, task?)`,
    * `resume(task?)`, `backfill(task, from, to)`.
@@ -158,7 +156,16 @@ export class Tickwork {
       units: () => [...this.fanoutUnits.values(), ...this.deliveryUnits.values()],
       onError: o.onError,
     });
-    this.schedule = new TaskScheduler({ store: this.store.schedule, clock: this.clock, logger: this.logger, instanceId: this.instanceId, maxIdleMs: SCHEDULE_MAX_IDLE_MS });
+    this.schedule = new TaskScheduler({
+      store: this.store.schedule,
+      clock: this.clock,
+      logger: this.logger,
+      instanceId: this.instanceId,
+      maxIdleMs: SCHEDULE_MAX_IDLE_MS,
+      // A fan-out may reconcile after each run of a periodic task: the scheduler reports a finished
+      // run here and the fan-outs hear of it, so neither module knows the other.
+      onRunFinished: (task) => this.taskFinished(task),
+    });
     const schedule = this.schedule;
     this.scheduler = {
       status: () => schedule.status(),
@@ -224,15 +231,6 @@ export class Tickwork {
       knowsTask: (task) => this.schedule.names.includes(task),
     });
     this.fanoutUnits.set(name, fanout as Fanout<unknown>);
-    // A fan-out may reconcile after each run of a periodic task: the scheduler reports a finished
-    // run as an event, and the fan-outs hear of it here, so neither module knows the other. Only
-    // then: an observer makes the logger build every event, debug ones included.
-    if (fanout.followsTasks && !this.watchingTasks) {
-      this.watchingTasks = true;
-      this.logger.observe((event) => {
-        if (TASK_RUN_FINISHED.has(event.event) && typeof event.task === "string") this.taskFinished(event.task);
-      });
-    }
     return fanout;
   }
 
@@ -351,6 +349,7 @@ export class Tickwork {
   /** A task's run finished: each fan-out that may follow it hears of it. */
   private taskFinished(task: string): void {
     for (const fanout of this.fanoutUnits.values()) {
+      if (!fanout.followsTasks) continue;
       const hook: Promise<void> = fanout
         .afterTask(task)
         .catch((error: unknown) => {

@@ -65,7 +65,22 @@ export class RetryAfterError extends TickworkError {
   }
 }
 
+/**
+ * A value as an error message shows it. Long values are cut (a 1 MB key must not make a 1 MB
+ * message): a string longer than 200 characters is named by its length and its start.
+ */
 export function describe(value: unknown): string {
+  return preview(value, 200);
+}
+
+/** `describe` with a chosen length: strings over `max` characters, other values over twice that, are cut. */
+export function preview(value: unknown, max = 80): string {
+  if (typeof value === "string" && value.length > max) return `a string of ${value.length} characters starting ${JSON.stringify(value.slice(0, max))}`;
+  const shown = render(value);
+  return shown.length > max * 2 ? `${shown.slice(0, max * 2)}…` : shown;
+}
+
+function render(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
   if (typeof value === "number" || typeof value === "boolean" || value == null) return String(value);
   if (typeof value === "bigint") return `${value}n`;
@@ -75,13 +90,6 @@ export function describe(value: unknown): string {
   } catch {
     return Object.prototype.toString.call(value);
   }
-}
-
-/** A value shown in an error: long strings are cut so a 1 MB key does not become a 1 MB message. */
-export function preview(value: unknown, max = 80): string {
-  if (typeof value === "string" && value.length > max) return `a string of ${value.length} characters starting ${JSON.stringify(value.slice(0, max))}`;
-  const shown = describe(value);
-  return shown.length > max * 2 ? `${shown.slice(0, max * 2)}…` : shown;
 }
 
 /** A job's or task's error as it is stored: the message plus the stack's first frames. */

@@ -22,7 +22,8 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, whe
   const result = schema.safeParse(value ?? {});
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
-    const path = issue.path.join(".");
+    // A record's key is part of the path: a long one is cut like any value shown.
+    const path = issue.path.map((part) => (typeof part === "string" && part.length > 80 ? preview(part) : String(part))).join(".");
     const given = path ? lookup(value, issue.path) : value;
     const shown = issue.code === "unrecognized_keys" ? "" : ` (got ${preview(given)})`;
     return `${path ? `${path}: ` : ""}${issue.message}${shown}`;

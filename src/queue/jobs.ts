@@ -35,6 +35,7 @@ export class Jobs {
 
   /** Newest first; page with `before: lastPage.at(-1).id`. */
   async list(filter: ListFilter = {}): Promise<Job[]> {
+    if (typeof filter !== "object" || filter === null) throw new InvalidInputError(`jobs.list: expected a filter object { queue?, status?, key?, before?, limit? }, got ${describe(filter)}`);
     const { queue, status, key, before, limit = 50 } = filter;
     if (queue !== undefined) this.checkQueue(queue, "jobs.list");
     if (status !== undefined && !JOB_STATUSES.includes(status)) {

@@ -18,6 +18,8 @@ export interface TaskSchedulerDeps {
   instanceId: string;
   /** Longest the continuous loop sleeps before re-reading task state (pauses and runs made elsewhere). */
   maxIdleMs: number;
+  /** Told of each run whose outcome was recorded (not of one refused after a takeover); must not throw. */
+  onRunFinished?: (task: string, outcome: TaskOutcome) => void;
 }
 
 interface LocalRun {
@@ -284,6 +286,7 @@ export class TaskScheduler {
     if (breakerOpened) {
       logger.critical("task.breaker_opened", { task: def.name, consecutiveFailures, action: `paused until tw.scheduler.resume("${def.name}")` });
     }
+    this.deps.onRunFinished?.(def.name, outcome);
     return { task: def.name, outcome, scheduledAt: run.scheduledAt, result: outcome === "failed" ? undefined : result, error: error ?? undefined, durationMs: finishedAt - startedAt };
   }
 
