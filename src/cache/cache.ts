@@ -1,5 +1,6 @@
+import { checkInstant, checkText, preview } from "../core/bounds.js";
 import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError, describe } from "../core/errors.js";
+import { InvalidInputError } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
 import { instantOf } from "../core/time.js";
 import type { CacheStore } from "./store.js";
@@ -10,6 +11,7 @@ export interface CacheEntry<T> {
   fetchedAt: number;
 }
 
+/** Keys are the table's primary key: 512 characters fit a PostgreSQL btree row even at 4 bytes each. */
 const MAX_KEY_LENGTH = 512;
 
 /**
@@ -28,7 +30,8 @@ export class Cache {
     checkKey(key);
     const fetchedAt = options.fetchedAt === undefined ? this.now() : instantOf(options.fetchedAt);
     // An integer, as Date.getTime() gives: PostgreSQL's bigint column would refuse 1.5 where SQLite keeps it.
-    if (fetchedAt === null || !Number.isSafeInteger(fetchedAt)) throw new InvalidInputError(`cache.put: fetchedAt must be a Date or epoch milliseconds (an integer), got ${describe(options.fetchedAt)}`);
+    if (fetchedAt === null || !Number.isInteger(fetchedAt)) throw new InvalidInputError(`cache.put: fetchedAt must be a Date or epoch milliseconds (an integer), got ${preview(options.fetchedAt)}`);
+    checkInstant(fetchedAt, "cache.put: fetchedAt");
     const text = serialiseJson(value, { where: `cache.put(${JSON.stringify(key)})`, subject: "the value" });
     await this.store.put({ key, value: text, fetchedAt });
     return { value, fetchedAt };
@@ -37,7 +40,7 @@ export class Cache {
   /** The entry, or null when missing or older than `maxAge`. */
   async get<T = unknown>(key: string, options: { maxAge?: Duration } = {}): Promise<CacheEntry<T> | null> {
     checkKey(key);
-    const maxAge = options.maxAge === undefined ? undefined : toMs(options.maxAge);
+    const maxAge = options.maxAge === undefined ? undefined : maxAgeOf(options.maxAge);
     const row = await this.store.get({ key });
     if (!row) return null;
     if (maxAge !== undefined && this.now() - row.fetchedAt > maxAge) return null;
@@ -50,8 +53,20 @@ export class Cache {
   }
 }
 
-function checkKey(key: unknown): asserts key is string {
-  if (typeof key !== "string" || key.length === 0 || key.length > MAX_KEY_LENGTH) {
-    throw new InvalidInputError(`cache key must be a string of 1 to ${MAX_KEY_LENGTH} characters, got ${describe(key)}`);
+/** `maxAge` as milliseconds; a refusal names the option. */
+function maxAgeOf(maxAge: Duration): number {
+  try {
+    return toMs(maxAge);
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw new InvalidInputError(`cache.get: maxAge: ${error.message}`, error.code);
+    throw error;
   }
+}
+
+/**
+ * A key the store holds and compares exactly: PostgreSQL refuses NUL in text and would store a lone
+ * surrogate as U+FFFD, where two different keys would meet; SQLite keeps both. Refused on every store.
+ */
+function checkKey(key: unknown): asserts key is string {
+  checkText(key, "cache key", { max: MAX_KEY_LENGTH });
 }

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { textProblem } from "../core/bounds.js";
 import { postgres } from "../store/postgres.js";
 import { sqlite } from "../store/sqlite.js";
 import type { Store } from "../store/store.js";
@@ -7,6 +8,11 @@ import { CommandFailure, UsageError } from "./errors.js";
 
 export const DEFAULT_DB = "./tickwork.db";
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
+/**
+ * PostgreSQL cuts identifiers to 63 bytes without a word (two long names would meet), and the
+ * schema travels in the connection's options, where whitespace would split it.
+ */
+const MAX_SCHEMA_BYTES = 63;
 
 /**
  * `--db` (or `TICKWORK_DB`, or ./tickwork.db): an SQLite path or a `postgres://` URL. The PostgreSQL
@@ -32,7 +38,15 @@ export function parseDatabase(db: string, schema: string | undefined, command: s
   url.searchParams.delete("schema");
   const chosen = schema ?? fromUrl;
   if (chosen === "") throw new UsageError("the PostgreSQL schema is empty: give a name, e.g. --schema tickwork", command);
+  if (chosen !== undefined) checkSchema(chosen, command);
   return chosen === undefined ? { kind: "postgres", url: url.href } : { kind: "postgres", url: url.href, schema: chosen };
+}
+
+function checkSchema(schema: string, command: string): void {
+  const problem = textProblem(schema) ?? (/\s/.test(schema) ? "contains whitespace" : undefined);
+  if (problem) throw new UsageError(`--schema ${JSON.stringify(schema)} ${problem}`, command);
+  const bytes = new TextEncoder().encode(schema).length;
+  if (bytes > MAX_SCHEMA_BYTES) throw new UsageError(`--schema must be at most ${MAX_SCHEMA_BYTES} bytes (PostgreSQL would cut it), got ${bytes}`, command);
 }
 
 /**

@@ -47,6 +47,19 @@ export function isInputError(error: unknown): error is Error & { code: string } 
   return error instanceof Error && typeof code === "string" && /^TW_(INVALID|UNKNOWN)_/.test(code);
 }
 
+/**
+ * Runs a check of tickwork's bounds (`checkText`, `checkInstant`...) on a command-line value: its
+ * refusal, which names the option, becomes this command's usage error.
+ */
+export function usage<T>(command: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (isInputError(error)) throw new UsageError(error.message, command);
+    throw error;
+  }
+}
+
 export function exitCodeOf(error: unknown): number {
   return error instanceof UsageError || error instanceof ConfigError || isInputError(error) ? EXIT_USAGE : EXIT_FAILURE;
 }

@@ -1,4 +1,4 @@
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { compress } from "hono/compress";
 import { z } from "zod";
 import type { Tickwork } from "../tickwork.js";
@@ -11,6 +11,7 @@ import { jobRoutes } from "./api/jobs.js";
 import { overviewRoutes } from "./api/overview.js";
 import { queueRoutes } from "./api/queues.js";
 import { taskRoutes } from "./api/tasks.js";
+import { AuthFailureLog } from "./auth-failures.js";
 import { bearerAuth } from "./auth.js";
 import { dashboardRoutes } from "./dashboard/page.js";
 import { errorResponse } from "./errors.js";
@@ -52,7 +53,8 @@ export function createAdminApp(tw: Tickwork, options: AdminAppOptions): AdminApp
   const o = parseOptions(adminAppOptionsSchema, options, "adminApp");
   const throughput = new Throughput();
   const stopThroughput = tw.logger.observe((event) => throughput.observe(event));
-  const auth = bearerAuth({ token: o.token, mode: o.auth, logger: tw.logger });
+  const authFailures = new AuthFailureLog(tw.logger, tw.clock);
+  const auth = bearerAuth({ token: o.token, mode: o.auth, failures: authFailures });
   const onError = (error: Error, c: Context) => errorResponse(c, error, tw.logger);
 
   const api = new Hono();
@@ -68,6 +70,7 @@ export function createAdminApp(tw: Tickwork, options: AdminAppOptions): AdminApp
 
   const app = new Hono();
   app.use(compress());
+  app.use(apiHeaders);
   healthRoutes(app, tw);
   app.route("/api", api);
   const metrics = o.metrics;
@@ -81,8 +84,19 @@ export function createAdminApp(tw: Tickwork, options: AdminAppOptions): AdminApp
   return {
     app,
     close() {
+      authFailures.flush();
       stopThroughput();
       metrics?.close();
     },
   };
 }
+
+/**
+ * Every answer is no-sniff; API answers (JSON, metrics, probes) are never cached, by browsers or
+ * proxies: they hold job data and change at each poll. The dashboard's assets set their own caching.
+ */
+const apiHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.res.headers.set("x-content-type-options", "nosniff");
+  if (!c.res.headers.has("cache-control")) c.res.headers.set("cache-control", "no-store");
+};

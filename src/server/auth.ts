@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { Logger } from "../core/logger.js";
+import type { AuthFailureLog } from "./auth-failures.js";
 
 /** `all`: every API read and write needs the token. `writes`: reads are open, writes still need it. */
 export type AuthMode = "all" | "writes";
@@ -12,7 +12,7 @@ const BEARER = /^Bearer +([^\s]+) *$/i;
  * compared in full, so the time taken says nothing about where a guess first differs, nor about the
  * token's length.
  */
-export function bearerAuth(options: { token: string; mode: AuthMode; logger: Logger }): MiddlewareHandler {
+export function bearerAuth(options: { token: string; mode: AuthMode; failures: AuthFailureLog }): MiddlewareHandler {
   const expected = sha256(options.token);
   return async (c, next) => {
     if (options.mode === "writes" && READ_METHODS.has(c.req.method)) return next();
@@ -21,7 +21,7 @@ export function bearerAuth(options: { token: string; mode: AuthMode; logger: Log
     const given = BEARER.exec(header)?.[1];
     if (given === undefined) return unauthorized(c, 'the Authorization header must read "Bearer <admin token>"');
     if (!equal(await sha256(given), await expected)) {
-      options.logger.warn("server.auth_failed", { method: c.req.method, path: c.req.path, reason: "wrong token" });
+      options.failures.record(c.req.method, c.req.path);
       return unauthorized(c, "the admin token is wrong");
     }
     return next();

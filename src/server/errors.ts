@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { InvalidInputError, StoreUnavailableError, errorText } from "../core/errors.js";
+import { InvalidInputError, StoreUnavailableError, errorText, type TickworkError } from "../core/errors.js";
 import { JobNotFoundError, JobStateError, UnknownQueueError } from "../queue/errors.js";
 import type { Logger } from "../core/logger.js";
 
@@ -10,7 +10,7 @@ export interface Issue {
   message: string;
 }
 
-type ErrorStatus = 400 | 401 | 404 | 409 | 500 | 503;
+type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 500 | 503;
 
 /**
  * An answer the admin API gives on purpose. Its body is `{ error, message, issues? }`: `error` a
@@ -37,7 +37,7 @@ export function invalid(code: "invalid_query" | "invalid_body" | "invalid_path",
 
 /**
  * The engine's typed errors mapped to statuses; anything else is a 500 whose details go to the
- * engine's log (`server.error`), never to the client: a driver's message can carry SQL.
+ * engine's log (`server.error`), never to the client: a driver's message can carry SQL and values.
  */
 export function errorResponse(c: Context, error: unknown, logger: Logger): Response {
   const known = toApiError(error);
@@ -54,7 +54,16 @@ function toApiError(error: unknown): ApiError | null {
   if (error instanceof JobNotFoundError) return new ApiError(404, "not_found", error.message);
   if (error instanceof JobStateError) return new ApiError(409, "conflict", error.message);
   if (error instanceof UnknownQueueError) return new ApiError(400, "unknown_queue", error.message);
-  if (error instanceof InvalidInputError) return new ApiError(400, "invalid_input", error.message);
+  if (error instanceof InvalidInputError || isInputError(error)) return new ApiError(400, "invalid_input", error.message);
   if (error instanceof StoreUnavailableError) return new ApiError(503, "store_unavailable", "the store cannot be reached; try again");
   return null;
+}
+
+/**
+ * A refusal of the caller's input by any copy of tickwork's modules: input errors carry a
+ * `TW_INVALID_*` or `TW_UNKNOWN_*` code, matched by code since a second copy's classes differ.
+ */
+function isInputError(error: unknown): error is TickworkError {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && typeof code === "string" && /^TW_(INVALID|UNKNOWN)_[A-Z_]+$/.test(code);
 }

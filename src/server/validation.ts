@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
+import { MAX_TIME_MS, textProblem } from "../core/bounds.js";
 import { toMs } from "../core/duration.js";
 import { ApiError, invalid } from "./errors.js";
 
@@ -17,13 +18,27 @@ export const jobId = z
   .regex(DIGITS, 'a job id is a positive integer such as "42"')
   .refine((id) => !DIGITS.test(id) || id.length < INT64_MAX.length || id <= INT64_MAX, `a job id is at most ${INT64_MAX}`);
 
-/** Free text compared in SQL (keys, scopes): PostgreSQL refuses NUL in text, so it is refused here, by name. */
+/**
+ * Free text compared in SQL (keys, scopes, ids): PostgreSQL refuses NUL in text and stores a lone
+ * surrogate as U+FFFD, so both are refused here, by name, as the engine refuses them.
+ */
 export const text = (max: number) =>
   z
-    .string()
+    .string({ error: (issue) => (issue.input === undefined ? "required" : "expected a string") })
     .min(1, "must not be empty")
     .max(max, `at most ${max} characters`)
-    .refine((s) => !s.includes("\u0000"), "must not contain NUL (\\u0000)");
+    .superRefine((s, ctx) => {
+      const problem = textProblem(s);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    });
+
+/** Text inside a cursor or a body that is storable (no NUL, well-formed), for `cursorOf` readers. */
+export const storable = (value: unknown): value is string => typeof value === "string" && textProblem(value) === undefined;
+
+/** Epoch milliseconds within the engine's range (1970 to 9999), for `cursorOf` readers. */
+export const inRange = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0 && (value as number) <= MAX_TIME_MS;
+
+const TIME_RANGE = `must be a time from 1970 to 9999 (epoch milliseconds 0 to ${MAX_TIME_MS})`;
 
 export const limit = (max: number, fallback: number) =>
   z
@@ -39,14 +54,18 @@ export const limit = (max: number, fallback: number) =>
  */
 export const instant = z.union([z.number(), z.string()]).transform((value, ctx): { at: number } | { in: number } => {
   if (typeof value === "number") {
-    if (Number.isInteger(value) && value >= 0) return { at: value };
-    ctx.addIssue({ code: "custom", message: `epoch milliseconds must be a non-negative integer, got ${value}` });
+    if (!Number.isInteger(value) || value < 0) {
+      ctx.addIssue({ code: "custom", message: `epoch milliseconds must be a non-negative integer, got ${value}` });
+      return z.NEVER;
+    }
+    if (value <= MAX_TIME_MS) return { at: value };
+    ctx.addIssue({ code: "custom", message: `${TIME_RANGE}, got ${value}` });
     return z.NEVER;
   }
   if (/^\d{4}-\d{2}-\d{2}/.test(value)) {
     const at = Date.parse(value);
-    if (Number.isFinite(at)) return { at };
-    ctx.addIssue({ code: "custom", message: `not a valid ISO 8601 time: ${JSON.stringify(value)}` });
+    if (Number.isFinite(at) && at >= 0 && at <= MAX_TIME_MS) return { at };
+    ctx.addIssue({ code: "custom", message: Number.isFinite(at) ? `${TIME_RANGE}, got ${JSON.stringify(value)}` : `not a valid ISO 8601 time: ${JSON.stringify(value)}` });
     return z.NEVER;
   }
   try {
@@ -77,9 +96,51 @@ export function parseQuery<S extends z.ZodObject>(c: Context, schema: S): z.outp
   return result.data;
 }
 
+/** The API's bodies are a few fields ({ "until": "1h" }); a larger one is refused before it is read in full. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * What is read, and thrown away, of a chunked body past the limit, so that the client (still
+ * sending) gets its 413 rather than a reset connection; past this much the stream is cut.
+ */
+const MAX_DRAINED_BYTES = 1024 * 1024;
+
+/**
+ * The body as text, refused with a 413 past MAX_BODY_BYTES, whether its length is declared or it
+ * comes in chunks. (Hono's bodyLimit rebuilds the request with the global Request class, which
+ * fails on @hono/node-server's own requests when a body has no declared length.)
+ */
+async function readBody(c: Context): Promise<string> {
+  const tooLarge = () => new ApiError(413, "body_too_large", `the body must be at most ${MAX_BODY_BYTES} bytes`);
+  if (Number(c.req.header("content-length") ?? 0) > MAX_BODY_BYTES) throw tooLarge();
+  const body = c.req.raw.body;
+  if (!body) return "";
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_DRAINED_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    if (size <= MAX_BODY_BYTES) chunks.push(value);
+  }
+  if (size > MAX_BODY_BYTES) throw tooLarge();
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
 /** A JSON body through `schema`; an empty body is `{}`. */
 export async function parseBody<S extends z.ZodType>(c: Context, schema: S, example: string): Promise<z.output<S>> {
-  const raw = await c.req.text();
+  const raw = await readBody(c);
   let value: unknown = {};
   if (raw.trim() !== "") {
     try {

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { createTickwork, type Tickwork } from "../../src/tickwork.js";
 import { InvalidInputError, InvalidPayloadError } from "../../src/core/errors.js";
+import { MAX_JSON_DEPTH } from "../../src/core/bounds.js";
 import { serialiseJson } from "../../src/core/json.js";
 import { sqlite } from "../../src/store/sqlite.js";
+import { engineFor } from "../support/queue-fixtures.js";
+import { allStoreCases } from "../support/stores.js";
 
 function cyclic(): unknown {
   const node: Record<string, unknown> = { name: "a" };
@@ -20,17 +23,41 @@ const REFUSED: Array<[string, () => unknown, RegExp]> = [
   ["a BigInt in a field", () => ({ amount: 10n }), /"amount" is a bigint/],
   ["a cycle", cyclic, /circular/],
   ["undefined", () => undefined, /undefined has no JSON form/],
-  ["undefined in an array", () => [1, undefined, 3], /array element 1 is undefined, which JSON would turn into null/],
+  ["undefined in an array", () => [1, undefined, 3], /"\[1\]" is undefined, which JSON would turn into null/],
   ["NaN", () => Number.NaN, /the payload is NaN, which JSON would turn into null/],
   ["Infinity in a field", () => ({ ratio: Number.POSITIVE_INFINITY }), /"ratio" is Infinity/],
-  ["-Infinity in an array", () => [Number.NEGATIVE_INFINITY], /"0" is -Infinity/],
+  ["-Infinity in an array", () => [Number.NEGATIVE_INFINITY], /"\[0\]" is -Infinity/],
+  // Values JSON.stringify turns into {} without a word: refused, naming the path to them.
+  ["a Map", () => new Map([["a", 1]]), /the payload is a Map, which JSON would turn into \{\}/],
+  ["a Set deep in a field", () => ({ user: { tags: new Set(["a"]) } }), /"user\.tags" is a Set, which JSON would turn into \{\}/],
+  ["an Error in an array", () => ({ errors: [{ at: 1 }, new TypeError("boom")] }), /"errors\[1\]" is an Error, which JSON would turn into \{\}/],
+  ["a WeakMap", () => ({ cache: new WeakMap() }), /"cache" is a WeakMap/],
+  ["a RegExp", () => ({ pattern: /a+/ }), /"pattern" is a RegExp/],
+  ["a Promise (a missing await)", () => ({ price: Promise.resolve(1) }), /"price" is a Promise/],
+  ["a Map inside an array inside a Map-free object", () => [{ a: [1, { b: new Map() }] }], /"\[0\]\.a\[1\]\.b" is a Map/],
+  ["undefined deep in an array", () => ({ items: [1, undefined] }), /"items\[1\]" is undefined, which JSON would turn into null/],
+  ["a BigInt deep in a field", () => ({ order: { lines: [{ amount: 5n }] } }), /"order\.lines\[0\]\.amount" is a bigint/],
+  ["a value nested deeper than the bound", () => nested(MAX_JSON_DEPTH + 1), new RegExp(`nested more than ${MAX_JSON_DEPTH} levels deep`)],
+  ["a getter that throws", () => ({ get broken() { throw new Error("no value"); } }), /no value/],
 ];
 
+/** `[[...[0]...]]`, `depth` arrays deep. */
+function nested(depth: number): unknown {
+  let value: unknown = 0;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
+/** What JSON keeps; the read-back value is the JSON text's, e.g. a Date's ISO string. */
 const ACCEPTED: Array<[string, unknown]> = [
   ["null", null],
   ["a nested object", { user: { id: 7, tags: ["a", "b"], address: { city: "Oslo", zip: null } }, flag: true }],
   ["an array", [1, "two", { three: 3 }, [4]]],
   ["a string", "hello"],
+  ["a Date (as its ISO text, through toJSON)", { at: new Date(Date.UTC(2026, 0, 1)) }],
+  ["an object without a prototype", Object.assign(Object.create(null) as object, { a: 1 })],
+  ["an object with its own toJSON", { toJSON: () => ({ shown: true }) }],
+  ["a value nested exactly as deep as the bound", nested(MAX_JSON_DEPTH)],
   ["an empty string", ""],
   ["a number", 42.5],
   ["false", false],
@@ -104,10 +131,30 @@ describe("queue.enqueue with a payload", () => {
       const queue = tw.queue("emails");
       for (const [what, payload] of ACCEPTED) {
         const job = await queue.enqueue(payload);
+        const asJson: unknown = JSON.parse(JSON.stringify(payload));
         expect(job.payload, what).toEqual(payload);
-        expect((await tw.jobs.get(job.id))?.payload, what).toEqual(payload);
+        expect((await tw.jobs.get(job.id))?.payload, what).toEqual(asJson);
       }
       expect(await jobsWritten(tw)).toBe(ACCEPTED.length);
     });
+  });
+});
+
+/**
+ * JSON text escapes NUL (`\u0000`) and lone surrogates (`\ud800`), so a payload holding them is
+ * ASCII in the store: PostgreSQL's `json` column keeps the text as given (a `jsonb` column would
+ * refuse `\u0000`), SQLite's text column too. They are accepted, and every store hands back the
+ * same strings, in values and in property names.
+ */
+describe.each(allStoreCases())("payload strings with NUL and lone surrogates ($name)", (storeCase) => {
+  const engine = engineFor(storeCase);
+  const odd = { nul: "a\u0000b", high: "x\ud800", low: "\udc00y", pair: "😀", ["k\u0000"]: 1, ["\ud800"]: ["\u0000", "\udfff"] };
+
+  it("are stored and read back exactly, in a job's payload", async () => {
+    const { tw } = await engine();
+    const job = await tw.queue("odd").enqueue(odd);
+    const read = await tw.jobs.get(job.id);
+    expect(JSON.stringify(read?.payload)).toBe(JSON.stringify(odd));
+    expect(read?.payload).toEqual(odd);
   });
 });

@@ -2,12 +2,15 @@ import type { Job, JobStatus } from "../../queue/job.js";
 import type { Tickwork } from "../../tickwork.js";
 import { CONFIG_OPTION, DATABASE_OPTIONS, JSON_OPTION, LOG_LEVEL_OPTION, flag, noPositionals, positionals, stringOption, type Parsed } from "../args.js";
 import type { Command } from "../command.js";
-import { EXIT_FAILURE, EXIT_OK, UsageError, messageOf } from "../errors.js";
+import { MAX_ID, checkText } from "../../core/bounds.js";
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, isInputError, messageOf, usage } from "../errors.js";
 import { firstLine, note, print, printJson, table, time } from "../output.js";
 import { configOf, openSession } from "../session.js";
 
 const STATUSES: readonly JobStatus[] = ["pending", "running", "succeeded", "failed", "cancelled"];
 const JOB_ID = /^[1-9][0-9]{0,18}$/;
+/** A job key's bound, as `enqueue` takes it: a longer filter could match nothing. */
+const MAX_KEY_LENGTH = 255;
 const COMMON = { ...DATABASE_OPTIONS, ...CONFIG_OPTION, ...JSON_OPTION, ...LOG_LEVEL_OPTION };
 
 export const jobsListCommand: Command = {
@@ -33,11 +36,13 @@ export const jobsListCommand: Command = {
     if (!/^\d+$/.test(limitText) || limit < 1 || limit > 500) throw new UsageError(`--limit must be an integer from 1 to 500, got "${limitText}"`, command);
     const before = stringOption(parsed, "before");
     if (before !== undefined) checkIds([before], command, "--before");
+    const key = stringOption(parsed, "key");
+    if (key !== undefined) usage(command, () => checkText(key, "--key", { max: MAX_KEY_LENGTH }));
     const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
     try {
       const queue = stringOption(parsed, "queue");
       if (queue !== undefined) checkQueue(session.tw, queue, command);
-      const filter = { queue, status: status as JobStatus | undefined, key: stringOption(parsed, "key"), before, limit };
+      const filter = { queue, status: status as JobStatus | undefined, key, before, limit };
       const jobs = await session.tw.jobs.list(filter);
       if (flag(parsed, "json")) printJson(jobs);
       else if (jobs.length === 0) print("no jobs");
@@ -110,18 +115,22 @@ async function perJob(parsed: Parsed, command: string, operate: (tw: Tickwork, i
   const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
   try {
     const results: ({ id: string; ok: true; job: Job } | { id: string; ok: false; code: string | null; error: string })[] = [];
+    const failures: unknown[] = [];
     for (const id of ids) {
       try {
         const job = await operate(session.tw, id);
         results.push({ id, ok: true, job });
         if (!flag(parsed, "json")) print(done(job));
       } catch (error) {
+        failures.push(error);
         const code = (error as { code?: unknown }).code;
         results.push({ id, ok: false, code: typeof code === "string" ? code : null, error: messageOf(error) });
         if (!flag(parsed, "json")) note(`tickwork: ${messageOf(error)}`);
       }
     }
     if (flag(parsed, "json")) printJson(results);
+    // The ids are checked before the store is opened; an input error here is still the caller's.
+    if (failures.some(isInputError)) return EXIT_USAGE;
     return results.every((r) => r.ok) ? EXIT_OK : EXIT_FAILURE;
   } finally {
     await session.close();
@@ -134,7 +143,8 @@ function checkQueue(tw: Tickwork, queue: string, command: string): void {
   if (!known.includes(queue)) throw new UsageError(`unknown queue "${queue}": no config declares it and the database has no job of it (queues: ${known.join(", ") || "none"})`, command);
 }
 
+/** Ids are PostgreSQL bigints: a larger one would come back from the server as an error of its own. */
 function checkIds(ids: string[], command: string, what: string): void {
-  const bad = ids.filter((id) => !JOB_ID.test(id));
-  if (bad.length) throw new UsageError(`${what}: expected job ids (digits, such as 42), got ${bad.map((b) => `"${b}"`).join(", ")}`, command);
+  const bad = ids.filter((id) => !JOB_ID.test(id) || BigInt(id) > MAX_ID);
+  if (bad.length) throw new UsageError(`${what}: expected job ids (integers from 1 to ${MAX_ID}), got ${bad.map((b) => `"${b}"`).join(", ")}`, command);
 }

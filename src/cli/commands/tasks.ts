@@ -2,6 +2,7 @@ import { toMs } from "../../core/duration.js";
 import type { RunResult } from "../../schedule/task.js";
 import { CONFIG_OPTION, DATABASE_OPTIONS, JSON_OPTION, LOG_LEVEL_OPTION, flag, positionals, stringOption, type Parsed } from "../args.js";
 import type { Command } from "../command.js";
+import { MAX_TIME_MS } from "../../core/bounds.js";
 import { EXIT_FAILURE, EXIT_OK, UsageError } from "../errors.js";
 import { firstLine, print, printJson, time } from "../output.js";
 import { configOf, openSession, type Session } from "../session.js";
@@ -124,6 +125,8 @@ function pauseEnd(parsed: Parsed, command: string): number {
   const at = /^\d+$/.test(untilText!) ? Number(untilText) : Date.parse(untilText!);
   if (Number.isNaN(at)) throw new UsageError(`--until ${untilText} is not a time: use an ISO time such as 2026-01-01T12:00:00Z, or epoch milliseconds`, command);
   if (at <= now) throw new UsageError(`--until ${untilText} is not in the future`, command);
+  // The bound every store holds (tickwork's own, not the database's error); shown as typed.
+  if (at > MAX_TIME_MS) throw new UsageError(`--until must be a time from 1970 to 9999 (epoch milliseconds 0 to ${MAX_TIME_MS}), got ${untilText}`, command);
   return at;
 }
 

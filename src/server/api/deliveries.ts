@@ -4,7 +4,8 @@ import type { Tickwork } from "../../tickwork.js";
 import type { Delivery } from "../../delivery/delivery.js";
 import type { DeliveryRow, DroppedRow } from "../../delivery/store.js";
 import { ApiError } from "../errors.js";
-import { cursorOf, instant, limit, parseBody, parseParam, parseQuery, text, toCursor } from "../validation.js";
+import { previewOf } from "./preview.js";
+import { cursorOf, inRange, instant, limit, parseBody, parseParam, parseQuery, storable, text, toCursor } from "../validation.js";
 import type { DeliveryItemView, DeliverySummary } from "./types.js";
 
 /** Items shown per delivery in the overview; the rest are a page of the item routes away. */
@@ -12,12 +13,18 @@ const SHOWN = 5;
 
 const OutboxQuery = z.object({ after: text(100).optional(), limit: limit(500, 100) });
 const DroppedQuery = z.object({
-  before: cursorOf((f): { droppedAt: number; id: string } | null => (Number.isSafeInteger(f[0]) && typeof f[1] === "string" && !f[1].includes("\u0000") ? { droppedAt: f[0] as number, id: f[1] } : null)).optional(),
+  before: cursorOf((f): { droppedAt: number; id: string } | null => (inRange(f[0]) && storable(f[1]) ? { droppedAt: f[0], id: f[1] } : null)).optional(),
   limit: limit(500, 100),
 });
-const ReplayBody = z.union([z.object({ id: text(100) }).strict(), z.object({ since: instant, limit: z.number().int().min(1).max(10_000).optional() }).strict()], {
-  error: 'expected { "id": "<dropped item id>" } or { "since": <epoch ms, ISO time, or a duration ago such as "1h">, "limit"?: n }',
-});
+const REPLAY_SHAPE = 'expected { "id": "<dropped item id>" } or { "since": <epoch ms, ISO time, or a duration ago such as "1h">, "limit"?: n }';
+/** One object rather than a union of two, so that a bad `id` or `since` is reported by its name. */
+const ReplayBody = z
+  .object({ id: text(100).optional(), since: instant.optional(), limit: z.number().int().min(1).max(10_000).optional() }, { error: REPLAY_SHAPE })
+  .strict()
+  .superRefine((body, ctx) => {
+    if ((body.id === undefined) === (body.since === undefined)) ctx.addIssue({ code: "custom", message: REPLAY_SHAPE });
+    else if (body.id !== undefined && body.limit !== undefined) ctx.addIssue({ code: "custom", path: ["limit"], message: "goes with since, not with id" });
+  });
 
 function declared(tw: Tickwork, name: string): Delivery<unknown> {
   const delivery = tw.deliveries.get(name);
@@ -51,12 +58,12 @@ export async function deliverySummary(tw: Tickwork, delivery: Delivery<unknown>)
 
 /** An outbox row: `attempt` is the send it waits for. */
 function outboxView(row: DeliveryRow): DeliveryItemView {
-  return { id: row.id, key: row.key, payload: JSON.parse(row.payload), attempt: row.attempts + 1, lastError: row.lastError, createdAt: row.createdAt, runAt: row.runAt };
+  return { id: row.id, key: row.key, ...previewOf(row.payload), attempt: row.attempts + 1, lastError: row.lastError, createdAt: row.createdAt, runAt: row.runAt };
 }
 
 /** A dead letter: `attempt` is the last send made. */
 function droppedView(row: DroppedRow): DeliveryItemView {
-  return { id: row.id, key: row.key, payload: JSON.parse(row.payload), attempt: row.attempts, lastError: row.lastError, createdAt: row.createdAt, droppedAt: row.droppedAt };
+  return { id: row.id, key: row.key, ...previewOf(row.payload), attempt: row.attempts, lastError: row.lastError, createdAt: row.createdAt, droppedAt: row.droppedAt };
 }
 
 export function deliveryRoutes(api: Hono, tw: Tickwork): void {
@@ -85,8 +92,10 @@ export function deliveryRoutes(api: Hono, tw: Tickwork): void {
   api.post("/deliveries/:delivery/replay", async (c) => {
     const delivery = declared(tw, parseParam(c, "delivery", text(200)));
     const body = await parseBody(c, ReplayBody, '{"id":"..."} or {"since":"1h"}');
-    // A duration here looks back: { "since": "1h" } replays what was dropped in the last hour.
-    const target = "id" in body ? { id: body.id } : { since: "at" in body.since ? body.since.at : tw.clock.now() - body.since.in, limit: body.limit };
-    return c.json({ delivery: delivery.name, replayed: await delivery.replay(target) });
+    if (body.id !== undefined) return c.json({ delivery: delivery.name, replayed: await delivery.replay({ id: body.id }) });
+    // A duration looks back: { "since": "1h" } replays what was dropped in the last hour (all of it, past 1970).
+    const since = body.since!;
+    const from = "at" in since ? since.at : Math.max(0, tw.clock.now() - since.in);
+    return c.json({ delivery: delivery.name, replayed: await delivery.replay({ since: from, limit: body.limit }) });
   });
 }

@@ -2,15 +2,15 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import type { IdempotencyRecord, ListCursor } from "../../idempotency/store.js";
-import { cursorOf, limit, parseQuery, text, toCursor } from "../validation.js";
+import { MAX_SCOPE_LENGTH } from "../../idempotency/input.js";
+import { cursorOf, inRange, limit, parseQuery, storable, text, toCursor } from "../validation.js";
 
 const cursor = cursorOf((fields): ListCursor | null => {
   const [createdAt, key, operation] = fields;
-  const ok = Number.isSafeInteger(createdAt) && typeof key === "string" && typeof operation === "string" && !`${key}${operation}`.includes("\u0000");
-  return ok ? { createdAt: createdAt as number, key: key as string, operation: operation as string } : null;
+  return inRange(createdAt) && storable(key) && storable(operation) ? { createdAt, key, operation } : null;
 });
 
-const KeysQuery = z.object({ scope: text(255), before: cursor.optional(), limit: limit(500, 50) });
+const KeysQuery = z.object({ scope: text(MAX_SCOPE_LENGTH), before: cursor.optional(), limit: limit(500, 50) });
 
 export function idempotencyRoutes(api: Hono, tw: Tickwork): void {
   /** Keys of one scope, newest first; `next` is the `before` of the following page. */

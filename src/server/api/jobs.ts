@@ -1,8 +1,10 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import type { Tickwork } from "../../tickwork.js";
-import { JOB_STATUSES, type JobStatus } from "../../queue/job.js";
+import { JOB_STATUSES, type Job, type JobStatus } from "../../queue/job.js";
 import { ApiError } from "../errors.js";
+import { previewOf } from "./preview.js";
+import type { JobListItem } from "./types.js";
 import { jobId, limit, name, parseParam, parseQuery, text } from "../validation.js";
 
 const JobsQuery = z.object({
@@ -19,7 +21,7 @@ export function jobRoutes(api: Hono, tw: Tickwork): void {
   api.get("/jobs", async (c) => {
     const filter = parseQuery(c, JobsQuery);
     const jobs = await tw.jobs.list(filter);
-    return c.json({ jobs, next: jobs.length === filter.limit ? jobs.at(-1)!.id : null });
+    return c.json({ jobs: jobs.map(listItem), next: jobs.length === filter.limit ? jobs.at(-1)!.id : null });
   });
 
   api.get("/jobs/:id", async (c) => {
@@ -31,4 +33,8 @@ export function jobRoutes(api: Hono, tw: Tickwork): void {
 
   api.post("/jobs/:id/retry", async (c) => c.json({ job: await tw.jobs.retry(parseParam(c, "id", jobId)) }));
   api.post("/jobs/:id/cancel", async (c) => c.json({ job: await tw.jobs.cancel(parseParam(c, "id", jobId)) }));
+}
+
+function listItem({ payload, ...job }: Job): JobListItem {
+  return { ...job, ...previewOf(JSON.stringify(payload)) };
 }

@@ -16,6 +16,19 @@ export interface QueueSummary {
   counts: Record<JobStatusName, number>;
 }
 
+/**
+ * How a list shows a payload: the start of its JSON text and its size, never the whole of it (a
+ * list is polled every few seconds, and one 20 MB item must not make every answer 20 MB). The
+ * item's own route gives the payload in full.
+ */
+export interface PayloadPreview {
+  /** The JSON text's first 200 characters, all of it when `payloadTruncated` is false. */
+  payloadPreview: string;
+  /** The JSON text's length in characters. */
+  payloadChars: number;
+  payloadTruncated: boolean;
+}
+
 /** A job without its payload, as lists of many jobs show it. */
 export interface JobSummary {
   id: string;
@@ -31,6 +44,9 @@ export interface JobSummary {
   startedAt: number | null;
   finishedAt: number | null;
 }
+
+/** A job in `GET /api/jobs`: its payload previewed; `GET /api/jobs/:id` has the payload itself. */
+export type JobListItem = JobSummary & PayloadPreview;
 
 export interface TaskSummary {
   name: string;
@@ -57,11 +73,10 @@ export interface ThroughputSnapshot {
   queues: Record<string, number[]>;
 }
 
-/** An item of a delivery's outbox or dead-letter table. */
-export interface DeliveryItemView {
+/** An item of a delivery's outbox or dead-letter table, its payload previewed. */
+export interface DeliveryItemView extends PayloadPreview {
   id: string;
   key: string | null;
-  payload: unknown;
   /** The attempt the next send is (outbox), or the last one made (dropped). */
   attempt: number;
   lastError: string | null;

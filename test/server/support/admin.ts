@@ -19,6 +19,8 @@ export interface Admin extends Engine {
   request<T = Record<string, unknown>>(method: string, path: string, options?: { token?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Answer<T>>;
   get<T = Record<string, unknown>>(path: string): Promise<Answer<T>>;
   post<T = Record<string, unknown>>(path: string, body?: unknown): Promise<Answer<T>>;
+  /** Closes the server now (the engine keeps running until the test ends). */
+  close(): Promise<void>;
 }
 
 /**
@@ -37,7 +39,11 @@ export function adminFor(storeCase: StoreCase): (options?: { engine?: EngineOpti
     serving = await serve(e.tw, { port: 0, token: TOKEN, ...options.server });
     const url = serving.url;
     const request: Admin["request"] = async (method, path, o = {}) => requestJson(url, method, path, o);
-    return { ...e, url, request, get: (path) => request("GET", path), post: (path, body) => request("POST", path, { body }) };
+    const close = async () => {
+      await serving?.close();
+      serving = undefined;
+    };
+    return { ...e, url, request, get: (path) => request("GET", path), post: (path, body) => request("POST", path, { body }), close };
   };
 }
 
