@@ -48,6 +48,7 @@ function taskSummary(t: TaskStatus): TaskSummary {
     lastDurationMs: t.lastDurationMs,
     lastOutcome: t.lastOutcome,
     lastError: t.lastError,
+    scheduleError: t.scheduleError,
     consecutiveFailures: t.consecutiveFailures,
     nextRunAt: t.nextRunAt,
     nextRunAfter: t.nextRunAfter,

@@ -55,6 +55,8 @@ export interface TaskSummary {
   lastDurationMs: number | null;
   lastOutcome: "succeeded" | "failed" | "backed_off" | null;
   lastError: string | null;
+  /** Why the task's cadence could not be computed (it is retried); null while it computes. */
+  scheduleError: string | null;
   consecutiveFailures: number;
   nextRunAt: number | null;
   /** Adaptive backoff: skipped until then. */
