@@ -174,6 +174,16 @@ export class SqlDeliveryStore implements DeliveryStore {
     return rows.map((r) => ({ ...toRow(r), droppedAt: Number(r.dropped_at) }));
   }
 
+  async getItem({ delivery, id }: Parameters<DeliveryStore["getItem"]>[0]): Promise<(DeliveryRow & { droppedAt: number | null }) | null> {
+    const [outstanding] = await this.db.query<Raw>(`SELECT ${COLUMNS} FROM tickwork_deliveries WHERE delivery = $1 AND id = $2`, [delivery, id]);
+    if (outstanding) return { ...toRow(outstanding), droppedAt: null };
+    const [dead] = await this.db.query<Raw>(
+      `SELECT id, delivery, key, payload, attempts, dropped_at AS run_at, last_error, created_at, dropped_at FROM tickwork_delivery_dead WHERE delivery = $1 AND id = $2`,
+      [delivery, id],
+    );
+    return dead ? { ...toRow(dead), droppedAt: Number(dead.dropped_at) } : null;
+  }
+
   async nextAt({ delivery }: { delivery: string }): Promise<number | null> {
     const [row] = await this.db.query<{ next_at: number | string | null }>(`SELECT ${NEXT_DUE} AS next_at FROM tickwork_deliveries WHERE delivery = $1`, [delivery]);
     return row?.next_at == null ? null : Number(row.next_at);

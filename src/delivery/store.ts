@@ -54,6 +54,8 @@ export interface DeliveryStore {
   replay(params: { delivery: string; ids?: string[]; since?: number; now: number; limit: number }): Promise<string[]>;
   listOutstanding(params: { delivery: string; retrying: boolean; limit: number; after?: string }): Promise<DeliveryRow[]>;
   listDropped(params: { delivery: string; limit: number; before?: { droppedAt: number; id: string } }): Promise<DroppedRow[]>;
+  /** One item by id, outstanding (`droppedAt` null) or in the dead-letter table; null if neither holds it. */
+  getItem(params: { delivery: string; id: string }): Promise<(DeliveryRow & { droppedAt: number | null }) | null>;
   counts(params: { delivery: string }): Promise<DeliveryCounts>;
   /** When the soonest outstanding item is due (a leased one when its lease lapses), or null. */
   nextAt(params: { delivery: string }): Promise<number | null>;

@@ -36,6 +36,27 @@ describe.each(allStoreCases())("list answers preview payloads, item answers carr
     }
   });
 
+  it("a delivery item's own route gives its whole payload, outstanding or dropped, and 404 for an id it does not hold", async () => {
+    const a = await admin();
+    const hooks = a.tw.delivery<unknown>("hooks", { retry: () => null, send: () => { throw new Error("receiver down"); } });
+    await hooks.emit([{ key: "huge", payload: HUGE }]);
+    const [waiting] = (await a.get<{ items: DeliveryItemView[] }>("/api/deliveries/hooks/pending")).body.items;
+    const outstanding = await a.get<{ item: DeliveryItemView & { payload: unknown } }>(`/api/deliveries/hooks/items/${waiting!.id}`);
+    expect(outstanding.status).toBe(200);
+    expect(outstanding.body.item).toMatchObject({ id: waiting!.id, key: "huge", payloadChars: HUGE_TEXT.length });
+    expect(outstanding.body.item.payload).toEqual(HUGE);
+    expect(outstanding.body.item).not.toHaveProperty("droppedAt");
+
+    await a.tw.tick();
+    const dropped = await a.get<{ item: DeliveryItemView & { payload: unknown } }>(`/api/deliveries/hooks/items/${waiting!.id}`);
+    expect(dropped.status).toBe(200);
+    expect(dropped.body.item.payload).toEqual(HUGE);
+    expect(dropped.body.item.droppedAt).toEqual(expect.any(Number));
+
+    const missing = await a.get<{ error: string }>("/api/deliveries/hooks/items/nope");
+    expect(missing.status).toBe(404);
+  });
+
   it("waiting delivery items are previewed too", async () => {
     const a = await admin();
     const hooks = a.tw.delivery<unknown>("hooks", { retry: schedule(["1h"]), send: () => { throw new Error("receiver down"); } });

@@ -88,6 +88,16 @@ export function deliveryRoutes(api: Hono, tw: Tickwork): void {
     return c.json({ items, next: last && items.length === limit ? toCursor([last.droppedAt, last.id]) : null });
   });
 
+  /** One item with its whole payload: lists show previews, so a huge dead letter is read only here. */
+  api.get("/deliveries/:delivery/items/:id", async (c) => {
+    const delivery = declared(tw, parseParam(c, "delivery", text(200)));
+    const id = parseParam(c, "id", text(100));
+    const row = await tw.store.delivery.getItem({ delivery: delivery.name, id });
+    if (!row) throw new ApiError(404, "not_found", `delivery "${delivery.name}" holds no item ${JSON.stringify(id)} (delivered items are not kept)`);
+    const view = row.droppedAt === null ? outboxView(row) : droppedView({ ...row, droppedAt: row.droppedAt });
+    return c.json({ item: { ...view, payload: JSON.parse(row.payload) as unknown } });
+  });
+
   /** Sends dropped items again (one by id, or all dropped since a time); they keep their ids. */
   api.post("/deliveries/:delivery/replay", async (c) => {
     const delivery = declared(tw, parseParam(c, "delivery", text(200)));
