@@ -9,7 +9,7 @@ import { InvalidInputError, describe } from "../core/errors.js";
  * - `false`: never;
  * - `{ after: "crawl" }`: right after each run of the periodic task `crawl` (`tw.task`), whatever its
  *   outcome, and never on an interval of its own. A reconciliation that rides on a task the system
- *   runs anyway costs no wake-up of its own (seed: it piggybacks on the crawler's hourly alarm).
+ *   runs anyway (a crawler's hourly run, say) costs no wake-up of its own.
  */
 export type ReconcilePlan = Duration | false | { after: string };
 
