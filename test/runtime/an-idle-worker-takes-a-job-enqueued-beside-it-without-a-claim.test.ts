@@ -7,7 +7,7 @@ import { deferred, eventually, realEngines } from "../support/real-time.js";
  * Counts the claims the worker sends to a real store (the store itself is untouched), and tells when
  * the worker is idle: every claim it sent came back (empty: nothing in these tests is due unclaimed).
  */
-function countingClaims(store: Store): { store: Store; claims: () => number; idle: () => Promise<unknown> } {
+function countingClaims(store: Store): { store: Store; claims: () => number; idle: (after?: number) => Promise<unknown> } {
   let claims = 0;
   let answered = 0;
   const counted = wrapQueueOperation(store, "claimDue", (claimDue) => async (params) => {
@@ -20,7 +20,8 @@ function countingClaims(store: Store): { store: Store; claims: () => number; idl
     store: counted,
     claims: () => claims,
     // Polled, so a claim the worker is about to send (after a wake-up) is counted before this answers.
-    idle: () => eventually(() => claims >= 1 && answered === claims, "every claim the worker sent to come back"),
+    // `after`: claims counted before a wake-up, so the claim it sends is waited for even if it has not left yet.
+    idle: (after = 0) => eventually(() => claims > after && answered === claims, "every claim the worker sent to come back"),
   };
 }
 
@@ -107,16 +108,17 @@ describe.each(allStoreCases())("$name: a job enqueued next to its queue's idle w
   });
 
   it("is not taken when due later, and a duplicate key gives the worker back for the next job", async () => {
-    const { store, idle } = countingClaims(c.make());
+    const { store, claims, idle } = countingClaims(c.make());
     const { tw } = await engine({ store, pollInterval: "1h" });
     const queue = tw.queue("mail", { concurrency: 2, handler: () => {} });
     await tw.start();
     await idle();
 
+    const before = claims();
     const later = await queue.enqueue({ n: 1 }, { key: "welcome-7", delay: "1h" });
     expect(later).toMatchObject({ status: "pending", attempts: 0 });
     // Its insert woke the worker, whose claim finds nothing due: it is idle again once that is back.
-    await idle();
+    await idle(before);
     // The idle worker is reserved for this one, but the key is held: the insert writes nothing.
     const again = await queue.enqueue({ n: 2 }, { key: "welcome-7" });
     expect(again).toMatchObject({ id: later.id, duplicate: true, status: "pending" });
