@@ -26,9 +26,12 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, whe
     const path = issue.path.map((part) => (typeof part === "string" && part.length > 80 ? preview(part) : String(part))).join(".");
     const given = path ? lookup(value, issue.path) : value;
     const shown = issue.code === "unrecognized_keys" ? "" : ` (got ${preview(given)})`;
-    return `${path ? `${path}: ` : ""}${issue.message}${shown}`;
+    // zod's own messages may quote what was given (unrecognized keys, say): cut like a value.
+    const message = issue.message.length > 200 ? `${issue.message.slice(0, 200)}…` : issue.message;
+    return `${path ? `${path}: ` : ""}${message}${shown}`;
   });
-  throw new InvalidInputError(`${where}: ${problems.join("; ")}`);
+  const shownProblems = problems.length > 5 ? [...problems.slice(0, 5), `and ${problems.length - 5} more`] : problems;
+  throw new InvalidInputError(`${where}: ${shownProblems.join("; ")}`);
 }
 
 function lookup(value: unknown, path: readonly PropertyKey[]): unknown {
