@@ -89,7 +89,10 @@ export function parseFanoutOptions(name: string, options: unknown): FanoutConfig
   const config = { name, ...parseOptions(fanoutOptionsSchema, options, where) } as FanoutConfig;
   // Group names and the targets given as arrays are checked now, before anything is written; a
   // function's targets are checked at each round (a bad one fails that round).
-  for (const group of Object.keys(config.groups)) checkText(group, `${where}: group name ${JSON.stringify(group)}`, { max: MAX_NAME_LENGTH });
+  for (const group of Object.keys(config.groups)) {
+    // A name too long to quote is shown by checkText's own preview of the value.
+    checkText(group, group.length <= 200 ? `${where}: group name ${JSON.stringify(group)}` : `${where}: a group name`, { max: MAX_NAME_LENGTH });
+  }
   checkTargets(
     where,
     Object.entries(config.groups).flatMap(([group, def]) => (Array.isArray(def.targets) ? [{ group, targets: def.targets as readonly unknown[] }] : [])),
