@@ -140,6 +140,9 @@ export async function judge<T>(ps: PropertyStore | null, check: Check, call: () 
   else if (error.message.length > MAX_MESSAGE_LENGTH) throw new Error(`${error.name} (${error.code}) has a message of ${error.message.length} characters: ${cut(error.message)}`);
 }
 
+/** The seed of every property unless FC_SEED says otherwise. */
+const DEFAULT_SEED = 20_261_124;
+
 /** Runs of each property; FC_RUNS overrides (and FC_SEED, FC_PATH replay a reported failure). */
 export const RUNS = Number(process.env.FC_RUNS ?? 100);
 
@@ -162,7 +165,9 @@ export async function assertProperty<Ts extends unknown[]>(property: fc.IAsyncPr
     // The naming and length checks only judge messages, and find a bad one in a few dozen runs.
     numRuns: runs ?? (check === "safety" ? RUNS : Math.ceil(RUNS / 2)),
     interruptAfterTimeLimit: TIME_LIMIT_MS,
-    ...(process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {}),
+    // A fixed seed by default, so that a run is repeatable and a red CI names a real regression;
+    // FC_SEED=random explores new values (and FC_SEED=<n> replays a reported failure).
+    ...(process.env.FC_SEED === "random" ? {} : { seed: process.env.FC_SEED ? Number(process.env.FC_SEED) : DEFAULT_SEED }),
     ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
     reporter(details) {
       if (!details.failed) return;
