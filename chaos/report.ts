@@ -52,6 +52,29 @@ function list(title: string, items: readonly string[]): string[] {
   return [`    ${title}:`, ...shown, ...more];
 }
 
+/** What every verdict (jobs, slots, keys) finds, in the report's terms. */
+export interface Verdict {
+  lost: string[];
+  reruns: number;
+  explained: Partial<Record<Cause, number>>;
+  unexplained: string[];
+  doubleCompletions: number;
+  recovery: Recovery[];
+  notes: string[];
+}
+
+/** Copies a verdict's findings into the scenario's report. */
+export function recordVerdict(report: ScenarioReport, v: Verdict): void {
+  report.lost = v.lost.length;
+  report.lostDetails = v.lost;
+  report.reruns = v.reruns;
+  report.explained = v.explained;
+  report.unexplained = v.unexplained;
+  report.doubleCompletions = v.doubleCompletions;
+  report.recovery = v.recovery;
+  report.notes.push(...v.notes);
+}
+
 export function formatReport(r: ScenarioReport): string {
   const head = `── ${r.scenario} · ${r.store} `.padEnd(78, "─");
   if (r.skipped) return `${head}\n  skipped: ${r.skipped}`;

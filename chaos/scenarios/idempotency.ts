@@ -5,7 +5,7 @@
  * takeover of a dead or frozen owner's stale claim, and all callers must get one answer per key.
  */
 import { readLedgers } from "../ledger.js";
-import { emptyReport, type ScenarioReport } from "../report.js";
+import { emptyReport, recordVerdict, type ScenarioReport } from "../report.js";
 import { judgeKeys } from "../verdict/keys.js";
 import { pause, until } from "../wait.js";
 import type { RacerConfig } from "../processes/racer.js";
@@ -87,14 +87,7 @@ export async function runIdempotency(env: Environment): Promise<ScenarioReport> 
   const v = judgeKeys(records, stale);
   report.items = `${v.keys.toLocaleString("en-US")} keys, ${v.calls.toLocaleString("en-US")} answered calls`;
   report.faults = faults;
-  report.lost = v.lost.length;
-  report.lostDetails = v.lost;
-  report.reruns = v.reruns;
-  report.explained = v.explained;
-  report.unexplained = v.unexplained;
-  report.doubleCompletions = v.doubleCompletions;
-  report.recovery = v.recovery;
-  report.notes.push(...v.notes);
+  recordVerdict(report, v);
   report.durationMs = Date.now() - started;
   return report;
 }

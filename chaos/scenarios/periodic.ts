@@ -4,7 +4,7 @@
  * lapses. Then the task must go on: a few more slots after the last takeover.
  */
 import { readLedgers } from "../ledger.js";
-import { emptyReport, type ScenarioReport } from "../report.js";
+import { emptyReport, recordVerdict, type ScenarioReport } from "../report.js";
 import { judgeSlots } from "../verdict/slots.js";
 import { pause, until } from "../wait.js";
 import type { RunnerConfig } from "../processes/runner.js";
@@ -71,14 +71,7 @@ export async function runPeriodic(env: Environment): Promise<ScenarioReport> {
   const v = judgeSlots(records, every, settings.taskLeaseMs);
   report.items = `${v.slots} slots (${v.runs} runs, ${v.skipped} skipped as overlaps)`;
   report.faults = { kills };
-  report.lost = v.lost.length;
-  report.lostDetails = v.lost;
-  report.reruns = v.reruns;
-  report.explained = v.explained;
-  report.unexplained = v.unexplained;
-  report.doubleCompletions = v.doubleCompletions;
-  report.recovery = v.recovery;
-  report.notes.push(...v.notes);
+  recordVerdict(report, v);
   report.durationMs = Date.now() - started;
   return report;
 }

@@ -5,7 +5,7 @@
  */
 import type { ChaosProcess } from "../children.js";
 import { readLedgers } from "../ledger.js";
-import { emptyReport, type ScenarioReport } from "../report.js";
+import { emptyReport, recordVerdict, type ScenarioReport } from "../report.js";
 import { judgeJobs, type FinalJob } from "../verdict/jobs.js";
 import { pause, until } from "../wait.js";
 import type { WorkerConfig } from "../processes/worker.js";
@@ -150,14 +150,7 @@ export async function runQueueScenario(env: Environment, fault: QueueFault): Pro
   const v = judgeJobs(records, finals, { leaseMs: settings.leaseMs, rescueMs: settings.rescueMs });
   report.items = `${v.acked.toLocaleString("en-US")} jobs acknowledged (${v.inTable.toLocaleString("en-US")} in the table), ${v.executions.toLocaleString("en-US")} executions`;
   report.faults = faults;
-  report.lost = v.lost.length;
-  report.lostDetails = v.lost;
-  report.reruns = v.reruns;
-  report.explained = v.explained;
-  report.unexplained = v.unexplained;
-  report.doubleCompletions = v.doubleCompletions;
-  report.recovery = v.recovery;
-  report.notes.push(...v.notes);
+  recordVerdict(report, v);
   const finite = backlogAtFault.filter(Number.isFinite);
   if (finite.length) report.notes.push(`backlog when each fault began: ${Math.min(...finite)}-${Math.max(...finite)} pending jobs`);
   const failedCalls = Number(said.failedCalls ?? 0);
