@@ -14,10 +14,13 @@ export {
 } from "./core/errors.js";
 export { Queue } from "./queue/queue.js";
 export { Jobs, type ListFilter } from "./queue/jobs.js";
-export { UnknownQueueError, JobNotFoundError, JobStateError, PermanentJobError, JobAbortedError } from "./queue/errors.js";
+export { UnknownQueueError, JobNotFoundError, JobStateError, PermanentJobError, JobAbortedError, LimiterTimeoutError } from "./queue/errors.js";
+export { Limiter, type LimiterState, type RateOptions } from "./queue/limiter.js";
+export { QueueControls, type QueueFlowStatus, type BucketStatus } from "./queue/controls.js";
+export type { RateGate } from "./core/rate-gate.js";
 export type { Job, JobStatus, JobContext, JobHandler, EnqueuedJob } from "./queue/job.js";
 export type { QueueOptions, EnqueueOptions, EnqueueItem } from "./queue/options.js";
-export type { QueueStore, QueueCounts, SqlClient } from "./queue/store.js";
+export type { QueueStore, QueueCounts, SqlClient, ClaimHold, GroupCounts } from "./queue/store.js";
 export type { Store } from "./store/store.js";
 export { TaskAbortedError } from "./schedule/errors.js";
 export type { TaskOptions, TaskContext, TaskRun, TaskStatus, RunRecord, RunResult, TaskOutcome } from "./schedule/task.js";

@@ -5,6 +5,8 @@ import type { EnqueuedJob } from "./queue/job.js";
 import type { EnqueueOptions, QueueOptions } from "./queue/options.js";
 import type { Queue } from "./queue/queue.js";
 import { Queues } from "./queue/queues.js";
+import type { QueueControls } from "./queue/controls.js";
+import type { Limiter, RateOptions } from "./queue/limiter.js";
 import { TaskScheduler } from "./schedule/scheduler.js";
 import { Cache } from "./cache/cache.js";
 import { Idempotency, type IdempotencyOptions } from "./idempotency/idempotency.js";
@@ -111,7 +113,9 @@ export class Tickwork {
   readonly cache: Cache;
   /** Check, claim, complete: `run({ scope, key, operation, claimScope?, fingerprint? }, fn)`. */
   readonly idempotency: Idempotency;
-  private readonly queues: Queues;
+  /** Pause and resume queues (or a group of one) in every process; their flow-control `status()`. */
+  readonly queues: QueueControls;
+  private readonly queueUnits: Queues;
   private started = false;
   private stopped = false;
   private lastPruneAt = Number.NEGATIVE_INFINITY;
@@ -146,8 +150,9 @@ export class Tickwork {
     this.defaultedLogger = o.logger === undefined;
     this.logger = new Logger(o.logger === undefined ? jsonLines() : toSink(o.logger), () => this.clock.now(), o.logLevel as LogLevel);
     this.instanceId = o.instanceId ?? randomId();
-    this.queues = new Queues({ store: this.store.queue, clock: this.clock, logger: this.logger, instanceId: this.instanceId, pollIntervalMs: o.pollInterval, retention: o.retention });
-    this.jobs = this.queues.jobs;
+    this.queueUnits = new Queues({ store: this.store.queue, clock: this.clock, logger: this.logger, instanceId: this.instanceId, pollIntervalMs: o.pollInterval, retention: o.retention });
+    this.jobs = this.queueUnits.jobs;
+    this.queues = this.queueUnits.controls;
     this.cache = new Cache(this.store.cache, () => this.clock.now());
     this.idempotency = new Idempotency({ store: this.store.idempotency, clock: this.clock, logger: this.logger }, o.idempotency);
     this.outbound = new Outbound({ clock: this.clock, logger: this.logger, budget: o.tickBudget, retryBudget: o.retryBudget,
@@ -193,7 +198,17 @@ export class Tickwork {
    * without one, it only enqueues.
    */
   queue<P = unknown>(name: string, options: QueueOptions<P> = {}): Queue<P> {
-    return this.queues.declare(name, options);
+    return this.queueUnits.declare(name, options);
+  }
+
+  /**
+   * A rate budget shared by every process on the store: `max` calls per `per` on average, at most
+   * `burst` (default 1) at once. Await `acquire()` before each call (in a task, a handler), give it to
+   * `createHttpClient({ limiter })`, or to a queue (`limiter`) so its job starts draw from it. The
+   * same name gives the same limiter; a name with other settings is refused.
+   */
+  limiter(name: string, options: RateOptions): Limiter {
+    return this.queueUnits.limiters.define(name, options);
   }
 
   /**
@@ -246,7 +261,7 @@ export class Tickwork {
 
   /** Enqueues on a declared queue by name (for code that holds no `Queue` handle: CLIs, admin APIs). */
   async enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
-    return this.queues.enqueue(queue, payload, options);
+    return this.queueUnits.enqueue(queue, payload, options);
   }
 
   /**
@@ -265,13 +280,13 @@ export class Tickwork {
     // jobs (a recurring producer turning due subscriptions into jobs), which this same tick then runs;
     // jobs before outbound work, which a job may emit.
     const taskWake = await this.schedule.tick({ wait: true });
-    const jobs = await this.queues.runDue(maxJobs);
+    const jobs = await this.queueUnits.runDue(maxJobs);
     // A reconciliation that follows a task that just ran goes out in this tick's outbound pass.
     await this.taskHooksSettled();
     const outbound = await this.outbound.pass();
     const result = { ran: jobs.ran, carried: outbound.carried, outbound: { used: outbound.used, budget: outbound.budget, retries: outbound.retries, retryBudget: outbound.retryBudget } };
     // A job enqueued by the outbound pass (a delivery's onDelivered hook) is due after the queues' pass read its time.
-    if (jobs.more || this.queues.hasNewWork) return { nextWakeAt: this.clock.now(), ...result };
+    if (jobs.more || this.queueUnits.hasNewWork) return { nextWakeAt: this.clock.now(), ...result };
     if (outbound.carried) return { nextWakeAt: this.clock.now() + CARRY_WAKE_MS, ...result };
     const times = [taskWake, jobs.nextAt, outbound.nextAt].filter((at) => at !== null);
     return { nextWakeAt: times.length ? Math.min(...times) : null, ...result };
@@ -284,15 +299,15 @@ export class Tickwork {
     this.checkWiring();
     this.started = true;
     if (this.store.subscribe) {
-      this.unsubscribe = await this.store.subscribe((queue) => (queue === "*" ? this.queues.wakeAll() : this.queues.wake(queue)));
+      this.unsubscribe = await this.store.subscribe((queue) => (queue === "*" ? this.queueUnits.wakeAll() : this.queueUnits.wake(queue)));
     }
     if (this.o.handleSignals) this.removeSignalHandler = onShutdownSignal(() => this.stop());
     await this.maintain();
-    this.queues.start();
+    this.queueUnits.start();
     this.schedule.start();
     this.outbound.start();
     this.logger.info("engine.workers_started", {
-      queues: this.queues.running,
+      queues: this.queueUnits.running,
       tasks: this.schedule.names,
       deliveries: [...this.deliveryUnits.keys()],
       fanouts: [...this.fanoutUnits.keys()],
@@ -315,7 +330,7 @@ export class Tickwork {
       this.maintenance,
       this.schedule.stop(this.o.shutdownGrace),
       this.outbound.stop(),
-      this.queues.stop(this.o.shutdownGrace),
+      this.queueUnits.stop(this.o.shutdownGrace),
     ]);
     // A fan-out hearing of a run that just finished writes to the store: before it closes.
     await this.taskHooksSettled();
@@ -332,7 +347,7 @@ export class Tickwork {
       logSink: this.logger.sink.name,
       started: this.started,
       stopped: this.stopped,
-      queues: this.queues.status(),
+      queues: this.queueUnits.status(),
     };
   }
 
@@ -382,11 +397,11 @@ export class Tickwork {
 
   /** Lapsed leases rescued on every pass; finished jobs and expired idempotency keys pruned once a minute at most. */
   private async upkeep(): Promise<void> {
-    await this.queues.rescue();
+    await this.queueUnits.rescue();
     const now = this.clock.now();
     if (now - this.lastPruneAt < PRUNE_EVERY_MS) return;
     this.lastPruneAt = now;
-    await this.queues.prune(now);
+    await this.queueUnits.prune(now);
     await this.idempotency.prune();
   }
 }

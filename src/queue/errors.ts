@@ -42,3 +42,10 @@ export class JobAbortedError extends TickworkError {
     super(`TW_JOB_${reason.toUpperCase()}`, message);
   }
 }
+
+/** `limiter.acquire` waited its whole `timeout` without a token (`TW_LIMITER_TIMEOUT`). */
+export class LimiterTimeoutError extends TickworkError {
+  constructor(readonly limiter: string, ms: number) {
+    super("TW_LIMITER_TIMEOUT", `limiter "${limiter}" gave no token within ${ms} ms`);
+  }
+}

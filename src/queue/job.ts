@@ -10,6 +10,8 @@ export interface Job<P = unknown> {
   queue: string;
   payload: P;
   key: string | null;
+  /** The job's group (a tenant, an account): its queue's group limits and fair share apply per group. */
+  group: string | null;
   status: JobStatus;
   /** Lower runs first; default 0. */
   priority: number;

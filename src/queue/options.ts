@@ -2,16 +2,18 @@ import { z } from "zod";
 import { exponential, type BackoffPolicy } from "../core/backoff.js";
 import { INT32_MAX, checkInstant, checkInt, checkText, preview } from "../core/bounds.js";
 import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError, describe } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { Job, JobHandler } from "./job.js";
-import type { NewJobRow, SqlClient } from "./store.js";
+import type { ClaimLimits, NewJobRow, SqlClient } from "./store.js";
+import { Limiter, bucketOf, rateSchema } from "./limiter.js";
 import { serialiseJson } from "../core/json.js";
 import { instantOf } from "../core/time.js";
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const MAX_KEY_LENGTH = 255;
-const ENQUEUE_KEYS = new Set(["payload", "key", "runAt", "delay", "priority", "maxAttempts", "tx"]);
+const ENQUEUE_KEYS = new Set(["payload", "key", "group", "runAt", "delay", "priority", "maxAttempts", "tx"]);
+const MAX_GROUP_LENGTH = 255;
 /**
  * A timer's delay is a signed 32-bit count of milliseconds (about 24.8 days): a longer attempt
  * timeout could not be timed, and would fire early.
@@ -42,11 +44,38 @@ const queueOptionsSchema = z
       })
       .strict()
       .default({ maxAttempts: 5 }),
-    /** At most `max` job starts per `per`, in each process. */
+    /**
+     * At most `max` job starts per `per`. `scope: "process"` (the default) counts in each process, in
+     * fixed windows, at no cost per claim; `scope: "global"` keeps one budget in the store for every
+     * process, as a smooth limiter (see `burst`).
+     */
     rateLimit: z
-      .object({ max: z.number().int().min(1).max(INT32_MAX), per: durationMs.refine((ms) => ms >= 1, "the window must be at least 1 ms") })
+      .object({
+        max: z.number().int().min(1).max(INT32_MAX),
+        per: durationMs.refine((ms) => ms >= 1, "the window must be at least 1 ms"),
+        scope: z.enum(["process", "global"]).default("process"),
+        burst: z.number().int().min(1).max(INT32_MAX).optional(),
+      })
       .strict()
+      .refine((r) => r.burst === undefined || r.scope === "global", { message: 'burst needs scope: "global"', path: ["burst"] })
+      .refine((r) => (r.burst ?? 1) <= r.max, { message: "burst must be at most max", path: ["burst"] })
       .optional(),
+    /** At most this many jobs of the queue running at once, across every process. */
+    globalConcurrency: z.number().int().min(1).max(1_000_000).optional(),
+    /**
+     * The group of each job (a tenant, an account): a function of the payload, or `true` when every
+     * enqueue names its `group`. Setting it, `groupConcurrency` or `groupRateLimit` makes the queue
+     * grouped: every job has a group, and claims take the groups round-robin.
+     */
+    group: z.union([z.literal(true), fn<(payload: unknown) => string>("a function (payload) => group key")]).optional(),
+    /** At most this many jobs of one group running at once, across every process (1: one at a time per group). */
+    groupConcurrency: z.number().int().min(1).max(1_000_000).optional(),
+    /** Each group's own shared budget of starts, like a global `rateLimit` per group. */
+    groupRateLimit: rateSchema.optional(),
+    /** A group's share of each round-robin round (an integer from 1 to 100; default 1 for every group). */
+    groupWeight: fn<(group: string) => number>("a function (group) => weight").optional(),
+    /** A shared budget (`tw.limiter(...)`) that every job start of this queue takes a token of. */
+    limiter: z.custom<Limiter>((v) => v instanceof Limiter, "expected a limiter from tw.limiter(name, { max, per })").optional(),
     /**
      * Called once a job is recorded `failed` (last attempt, PermanentJobError, or a lapsed lease on
      * the last attempt found by this engine's rescue). Best effort: a crash between the write and the
@@ -66,9 +95,10 @@ const queueOptionsSchema = z
 
 export type FailedHook<P = unknown> = (job: Job<P>, error: string) => unknown;
 
-export type QueueOptions<P = unknown> = Omit<z.input<typeof queueOptionsSchema>, "handler" | "onFailed"> & {
+export type QueueOptions<P = unknown> = Omit<z.input<typeof queueOptionsSchema>, "handler" | "onFailed" | "group"> & {
   handler?: JobHandler<P>;
   onFailed?: FailedHook<P>;
+  group?: true | ((payload: P) => string);
 };
 
 export interface QueueConfig {
@@ -80,7 +110,12 @@ export interface QueueConfig {
   timeoutMs: number | undefined;
   maxAttempts: number;
   backoff: BackoffPolicy;
+  /** The per-process rate limit (`scope: "process"`); a global one is among `limits.buckets`. */
   rateLimit: { max: number; perMs: number } | undefined;
+  /** Limits held in the store for every process; undefined: none, and claims stay the plain ones. */
+  limits: ClaimLimits | undefined;
+  /** Derives a job's group from its payload, for a grouped queue declared with `group: (payload) => key`. */
+  groupOf: ((payload: unknown) => string) | undefined;
   /** Jobs claimed per round trip (the starting size when adaptive). */
   batchSize: number;
   /** No batchSize was given: the worker grows its batch while it starves for jobs (see QueueWorker). */
@@ -104,15 +139,51 @@ export function parseQueueOptions(name: string, options: unknown): QueueConfig {
     timeoutMs: o.timeout,
     maxAttempts: o.retry.maxAttempts,
     backoff: o.retry.backoff ?? defaultBackoff,
-    rateLimit: o.rateLimit ? { max: o.rateLimit.max, perMs: o.rateLimit.per } : undefined,
+    rateLimit: o.rateLimit?.scope === "process" ? { max: o.rateLimit.max, perMs: o.rateLimit.per } : undefined,
+    limits: sharedLimits(name, o),
+    groupOf: typeof o.group === "function" ? o.group : undefined,
     batchSize: o.batchSize ?? 2 * o.concurrency,
     adaptiveBatch: o.batchSize === undefined,
+  };
+}
+
+/** The limits a queue's options put in the store, or undefined when it has none (the plain claim). */
+function sharedLimits(name: string, o: z.output<typeof queueOptionsSchema>): ClaimLimits | undefined {
+  const grouped = o.group !== undefined || o.groupConcurrency !== undefined || o.groupRateLimit !== undefined;
+  if (o.groupWeight && !grouped) throw new InvalidInputError(`queue "${name}": groupWeight needs a grouped queue (group, groupConcurrency or groupRateLimit)`);
+  const buckets = [];
+  if (o.rateLimit?.scope === "global") buckets.push(bucketOf(`queue:${name}`, o.rateLimit));
+  if (o.limiter) buckets.push(o.limiter.spec);
+  if (!grouped && buckets.length === 0 && o.globalConcurrency === undefined) return undefined;
+  const weigh = o.groupWeight;
+  return {
+    globalConcurrency: o.globalConcurrency,
+    groupConcurrency: o.groupConcurrency,
+    buckets,
+    groupRate: o.groupRateLimit ? { intervalMs: o.groupRateLimit.per / o.groupRateLimit.max, burst: o.groupRateLimit.burst ?? 1 } : undefined,
+    grouped,
+    // A weight is a user function called per claim: one that throws or answers nonsense counts as 1.
+    groupWeight: weigh
+      ? (group) => {
+          try {
+            const w = weigh(group);
+            return Number.isInteger(w) && w >= 1 ? Math.min(w, 100) : 1;
+          } catch {
+            return 1;
+          }
+        }
+      : undefined,
   };
 }
 
 export interface EnqueueOptions {
   /** Dedupe key: while a pending or running job of this queue holds it, enqueue returns that job. */
   key?: string;
+  /**
+   * The job's group (a tenant, an account; 1-255 characters) on a grouped queue: its group limits and
+   * fair share apply per group. Default: the queue's `group(payload)`.
+   */
+  group?: string;
   /** When the job becomes due (Date or epoch ms); default now. Past times run at once. */
   runAt?: Date | number;
   /** Alternative to `runAt`: due after this long. */
@@ -145,6 +216,7 @@ export function toNewJobRow(queue: QueueConfig, payload: unknown, options: Enque
   for (const name of Object.keys(options)) if (!ENQUEUE_KEYS.has(name)) fail(`unknown option "${name}" (expected ${[...ENQUEUE_KEYS].join(", ")})`);
   const { key = null, runAt, delay, priority = 0, maxAttempts } = options;
   if (key !== null) checkText(key, field("key"), { max: MAX_KEY_LENGTH });
+  const group = groupOf(queue, payload, options.group, where);
   checkInt(priority, field("priority"), { min: -INT32_MAX, max: INT32_MAX });
   if (maxAttempts !== undefined) checkInt(maxAttempts, field("maxAttempts"), { min: 1, max: INT32_MAX });
   let at = now;
@@ -164,9 +236,28 @@ export function toNewJobRow(queue: QueueConfig, payload: unknown, options: Enque
   return {
     payload: serialiseJson(payload, { where }),
     key,
+    group,
     priority,
     runAt: Math.round(at),
     maxAttempts: maxAttempts ?? queue.maxAttempts,
     maxAttemptsFromQueue: maxAttempts === undefined,
   };
+}
+
+/** A job's group: given at enqueue, or derived by the queue; required on a grouped queue, refused elsewhere. */
+function groupOf(queue: QueueConfig, payload: unknown, given: unknown, where: string): string | null {
+  const grouped = queue.limits?.grouped ?? false;
+  if (given !== undefined) {
+    if (!grouped) throw new InvalidInputError(`${where}: group needs a grouped queue: declare "${queue.name}" with group, groupConcurrency or groupRateLimit`);
+    return checkText(given, `${where}: group`, { max: MAX_GROUP_LENGTH });
+  }
+  if (!grouped) return null;
+  if (!queue.groupOf) throw new InvalidInputError(`${where}: group is required: queue "${queue.name}" is grouped and derives no group from the payload`);
+  let derived: unknown;
+  try {
+    derived = queue.groupOf(payload);
+  } catch (error) {
+    throw new InvalidInputError(`${where}: the queue's group(payload) threw: ${(error as Error)?.message ?? describe(error)}`);
+  }
+  return checkText(derived, `${where}: group (from the queue's group(payload))`, { max: MAX_GROUP_LENGTH });
 }

@@ -1,4 +1,6 @@
 import type { PgExecutor } from "../db/pg-executor.js";
+import { FlowSql } from "./flow-sql.js";
+import { FlowControlledStore } from "./flow-store.js";
 import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, newJob, toJob, type JobRow } from "./rows.js";
 import type { InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
@@ -11,12 +13,13 @@ const KEY_FREE = `(j.key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
   WHERE live.queue = j.queue AND live.key = j.key AND live.${LIVE}))`;
 
 // One statement per batch: the rows travel as arrays and unnest() turns them back into rows.
-// Claimed rows (a hand-off to this process's idle worker) are written running under $9's lease until $10.
+// Claimed rows (a hand-off to this process's idle worker) are written running under $10's lease until $11.
+// Groups ($9) travel as an empty array when no row has one: unnest pads a shorter array with NULLs.
 const insertRows = (claimed: boolean) => `
-    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, created_at${claimed ? ", attempts, worker_id, lease_until, started_at" : ""})
-    SELECT $1, t.payload, t.key, ${claimed ? "'running'" : "'pending'"}, t.priority, t.run_at, t.max_attempts, t.from_queue, $7::bigint${claimed ? ", 1, $9, $10::bigint, $7::bigint" : ""}
-    FROM unnest($2::json[], $3::text[], $4::int[], $5::bigint[], $6::int[], $8::boolean[])
-         WITH ORDINALITY AS t(payload, key, priority, run_at, max_attempts, from_queue, ord)
+    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, created_at${claimed ? ", attempts, worker_id, lease_until, started_at" : ""})
+    SELECT $1, t.payload, t.key, ${claimed ? "'running'" : "'pending'"}, t.priority, t.run_at, t.max_attempts, t.from_queue, t.group_key, $7::bigint${claimed ? ", 1, $10, $11::bigint, $7::bigint" : ""}
+    FROM unnest($2::json[], $3::text[], $4::int[], $5::bigint[], $6::int[], $8::boolean[], $9::text[])
+         WITH ORDINALITY AS t(payload, key, priority, run_at, max_attempts, from_queue, group_key, ord)
     ORDER BY t.ord
     ON CONFLICT DO NOTHING
     RETURNING id, key`;
@@ -64,6 +67,7 @@ export const CLAIM_DUE = `
   WHERE j.id = ANY(ARRAY(
     SELECT id FROM tickwork_jobs
     WHERE queue = $1 AND status = 'pending' AND run_at <= $2
+      AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = $1 AND group_key = '')
     ORDER BY priority, run_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
@@ -158,11 +162,13 @@ export const PRUNE_FINISHED = `
 export const FIND_KEY_HOLDERS = `SELECT * FROM tickwork_jobs WHERE queue = $1 AND key = ANY($2) AND ${LIVE}`;
 
 /** The queue on PostgreSQL: one round trip per batch, `FOR UPDATE SKIP LOCKED` so workers never wait on each other. */
-export class PostgresQueueStore implements QueueStore {
+export class PostgresQueueStore extends FlowControlledStore implements QueueStore {
   private readonly lastNotified = new Map<string, number>();
   private readonly trailing = new Set<string>();
 
-  constructor(private readonly db: PgExecutor) {}
+  constructor(private readonly db: PgExecutor) {
+    super(new FlowSql(db, { postgres: true, payloadIsText: false }));
+  }
 
   async insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
     const run = async <T>(sql: string, params: unknown[]): Promise<T[]> =>
@@ -179,6 +185,7 @@ export class PostgresQueueStore implements QueueStore {
       rows.map((r) => r.maxAttempts),
       now,
       rows.map((r) => r.maxAttemptsFromQueue ?? false),
+      rows.some((r) => r.group) ? rows.map((r) => r.group ?? null) : [],
     ];
     if (claim) params.push(claim.workerId, claim.leaseUntil);
     const inserted = await run<{ id: string; key: string | null }>(claim ? INSERT_CLAIMED : inline ? INSERT_MANY : INSERT_MANY_QUIET, params);
@@ -220,6 +227,13 @@ export class PostgresQueueStore implements QueueStore {
   async claimDue({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
     const rows = await this.db.query<JobRow>(CLAIM_DUE, [queue, now, limit, workerId, leaseUntil, queueMaxAttempts ?? null], REPLAN);
     return rows.map((row) => toJob(row, false)).sort(byClaimOrder);
+  }
+
+  override async setPaused(params: Parameters<QueueStore["setPaused"]>[0]) {
+    const changed = await this.flow.setPaused(params);
+    // Every process's idle workers look again: a resumed queue's jobs wait for no poll.
+    if (changed && !params.paused) await this.notify([params.queue]);
+    return changed;
   }
 
   async settleMany({ outcomes, now }: { outcomes: JobOutcome[]; now: number }) {

@@ -4,6 +4,8 @@ import type { Logger } from "../core/logger.js";
 import { JobAbortedError, UnknownQueueError } from "./errors.js";
 import type { EnqueuedJob } from "./job.js";
 import { Jobs } from "./jobs.js";
+import { QueueControls } from "./controls.js";
+import { Limiters } from "./limiter.js";
 import { parseQueueOptions, type EnqueueOptions, type QueueOptions } from "./options.js";
 import { Pruner, type Retention } from "./pruner.js";
 import { Queue } from "./queue.js";
@@ -38,6 +40,10 @@ export interface QueuesPass {
 export class Queues {
   /** `tw.jobs`: jobs of every declared queue, by id. */
   readonly jobs: Jobs;
+  /** `tw.queues`: pause, resume and flow-control status. */
+  readonly controls: QueueControls;
+  /** `tw.limiter(...)`: budgets shared by every process. */
+  readonly limiters: Limiters;
   private readonly declared = new Map<string, Queue<unknown>>();
   private readonly workers = new Map<string, QueueWorker>();
   private readonly rescuer: Rescuer;
@@ -54,6 +60,15 @@ export class Queues {
       wake: (queue) => this.wake(queue),
       abortLocal: (id) => this.abort(id),
     });
+    this.controls = new QueueControls({
+      store,
+      logger,
+      now: () => clock.now(),
+      config: (name) => this.declared.get(name)?.config,
+      names: () => this.names,
+      worker: (name) => this.workers.get(name),
+    });
+    this.limiters = new Limiters({ store, clock, logger });
     this.rescuer = new Rescuer({ store, clock, logger, workers: this.workers });
     this.pruner = new Pruner({ store, logger, retention });
   }
@@ -115,7 +130,7 @@ export class Queues {
       const result = await worker.runDue(maxJobs - ran);
       ran += result.ran;
       more ||= result.more;
-      if (result.rateLimitedUntil !== undefined) limitedUntil.set(name, result.rateLimitedUntil);
+      if (result.heldUntil !== undefined) limitedUntil.set(name, result.heldUntil);
     }
     if (more) return { ran, more, nextAt: this.deps.clock.now() };
     const free = [...this.workers.keys()].filter((name) => !limitedUntil.has(name));

@@ -7,6 +7,8 @@ export interface JobRow {
   queue: string;
   payload: unknown;
   key: string | null;
+  /** Absent in rows read by statements that name their columns. */
+  group_key?: string | null;
   status: JobStatus;
   priority: number;
   run_at: number | string;
@@ -25,6 +27,7 @@ export function toJob(row: JobRow, payloadIsText: boolean): Job {
     queue: row.queue,
     payload: payloadIsText ? JSON.parse(row.payload as string) : row.payload,
     key: row.key,
+    group: row.group_key ?? null,
     status: row.status,
     priority: row.priority,
     runAt: Number(row.run_at),
@@ -43,7 +46,7 @@ export function toJob(row: JobRow, payloadIsText: boolean): Job {
  */
 export function newJob<P>(id: string, queue: string, row: NewJobRow, now: number, claimed: boolean, payload: P): Job<P> {
   return {
-    id, queue, payload, key: row.key, status: claimed ? "running" : "pending", priority: row.priority, runAt: row.runAt,
+    id, queue, payload, key: row.key, group: row.group ?? null, status: claimed ? "running" : "pending", priority: row.priority, runAt: row.runAt,
     attempts: claimed ? 1 : 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: claimed ? now : null, finishedAt: null,
   };
 }

@@ -1,5 +1,8 @@
 import { InvalidInputError } from "../core/errors.js";
+import type { SqlDb } from "../db/sql-db.js";
 import type { SqliteExecutor } from "../db/sqlite-executor.js";
+import { FlowSql } from "./flow-sql.js";
+import { FlowControlledStore } from "./flow-store.js";
 import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
 import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
@@ -37,8 +40,14 @@ const NEXT_WAKE = `
  * outcomes costs one commit: that is what lets SQLite run many more jobs per second than it can
  * commit single-row transactions.
  */
-export class SqliteQueueStore implements QueueStore {
-  constructor(private readonly db: SqliteExecutor) {}
+export class SqliteQueueStore extends FlowControlledStore implements QueueStore {
+  /** `sql`: the same connection through the shared SQL seam, for the flow-control statements. */
+  constructor(
+    private readonly db: SqliteExecutor,
+    sql: SqlDb,
+  ) {
+    super(new FlowSql(sql, { postgres: false, payloadIsText: true }));
+  }
 
   async insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
     if (tx) throw new InvalidInputError("transactional enqueue (the tx option) needs the PostgreSQL store");
@@ -46,9 +55,9 @@ export class SqliteQueueStore implements QueueStore {
       rows.map((row): InsertResult => {
         // A claimed row (a hand-off to this process's idle worker) is written running its first attempt.
         const inserted = this.db.all<{ id: number }>(
-          `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, created_at, attempts, worker_id, lease_until, started_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-          [queue, row.payload, row.key, claim ? "running" : "pending", row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, now,
+          `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, created_at, attempts, worker_id, lease_until, started_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+          [queue, row.payload, row.key, claim ? "running" : "pending", row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, row.group ?? null, now,
            claim ? 1 : 0, claim?.workerId ?? null, claim?.leaseUntil ?? null, claim ? now : null],
         )[0];
         if (inserted) return { id: String(inserted.id), duplicate: false };
@@ -68,9 +77,10 @@ export class SqliteQueueStore implements QueueStore {
       `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = ?, lease_until = ?, started_at = ?,
          max_attempts = CASE WHEN max_attempts_from_queue = 1 THEN coalesce(?, max_attempts) ELSE max_attempts END
        WHERE id IN (SELECT id FROM tickwork_jobs WHERE queue = ? AND status = 'pending' AND +run_at <= ?
+                      AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = ? AND group_key = '')
                     ORDER BY priority, run_at, id LIMIT ?)
        RETURNING *`,
-      [workerId, leaseUntil, now, queueMaxAttempts ?? null, queue, now, limit],
+      [workerId, leaseUntil, now, queueMaxAttempts ?? null, queue, now, queue, limit],
     );
     return rows.map((row) => toJob(row, true)).sort(byClaimOrder);
   }

@@ -1,3 +1,4 @@
+import type { BucketSpec, BucketState } from "./bucket.js";
 import type { Job, JobStatus } from "./job.js";
 
 /**
@@ -21,6 +22,36 @@ export interface QueueStore {
    * that applies to it, and its rescue reads it from the row.
    */
   claimDue(params: { queue: string; limit: number; now: number; leaseUntil: number; workerId: string; queueMaxAttempts?: number }): Promise<Job[]>;
+
+  /**
+   * The worker's claim: `claimDue` for a queue without shared limits (after checking the queue is not
+   * paused), otherwise one transaction that holds the queue's claims in every process one at a time
+   * and starts no more than its `limits` allow: global and per-group concurrency (running jobs whose
+   * lease has not lapsed), the shared buckets, and, for a grouped queue, groups taken round-robin
+   * from the one after `after`.
+   */
+  claim(params: ClaimParams): Promise<ClaimResult>;
+
+  /** Takes `n` tokens of a shared bucket if it has them; otherwise says when to ask again. */
+  takeTokens(params: { spec: BucketSpec; n: number; now: number }): Promise<{ granted: boolean; retryAt: number }>;
+
+  /** No token of `bucket` is given before `until` (an upstream said it is out of budget); a later pause wins. */
+  pauseBucket(params: { bucket: string; until: number; now: number }): Promise<void>;
+
+  /** Ends a bucket's pause. */
+  resumeBucket(params: { bucket: string }): Promise<void>;
+
+  /** The stored state of some buckets; a bucket never used is missing (it is full). */
+  bucketStates(params: { buckets: string[] }): Promise<Record<string, BucketState>>;
+
+  /** Pauses (or resumes) `queue`, or only its `group`: no claim starts their jobs while paused. Returns whether it changed. */
+  setPaused(params: { queue: string; group: string | null; paused: boolean; now: number }): Promise<boolean>;
+
+  /** The paused queues and groups (`group` null: the whole queue). */
+  pauses(params: { queues?: string[] }): Promise<PauseRow[]>;
+
+  /** Pending and running jobs per group of `queue`, the busiest first, at most `limit` groups. */
+  groupCounts(params: { queue: string; now: number; limit: number }): Promise<GroupCounts[]>;
 
   /** Records outcomes. Each is applied only if the job is still running the same attempt (fencing). */
   settleMany(params: { outcomes: JobOutcome[]; now: number }): Promise<SettleResult>;
@@ -73,6 +104,8 @@ export interface SqlClient {
 export interface NewJobRow {
   payload: string;
   key: string | null;
+  /** The job's group; default none. */
+  group?: string | null;
   priority: number;
   runAt: number;
   maxAttempts: number;
@@ -124,4 +157,60 @@ export interface ListParams {
 export interface QueueCounts {
   queue: string;
   counts: Record<JobStatus, number>;
+}
+
+/** What a queue's claims may start, across every process. */
+export interface ClaimLimits {
+  /** Jobs of the queue running at once in every process. */
+  globalConcurrency?: number;
+  /** Jobs of one group running at once in every process. */
+  groupConcurrency?: number;
+  /** Buckets every start takes one token of: the queue's global rateLimit, a named limiter. */
+  buckets: BucketSpec[];
+  /** Each group's own bucket (its key is `group:<queue>/<group>`). */
+  groupRate?: { intervalMs: number; burst: number };
+  /** Jobs carry groups, and claims take the groups round-robin. */
+  grouped: boolean;
+  /** A group's share of each round (default 1). */
+  groupWeight?: (group: string) => number;
+}
+
+export interface ClaimParams {
+  queue: string;
+  limit: number;
+  now: number;
+  leaseUntil: number;
+  workerId: string;
+  queueMaxAttempts?: number;
+  /** Shared limits; without them the claim is `claimDue`'s. */
+  limits?: ClaimLimits;
+  /** The group the last claim of this worker ended on: this one starts after it. */
+  after?: string | null;
+}
+
+/** What held a claim back. */
+export type ClaimHold = "paused" | "globalConcurrency" | "groupConcurrency" | "rateLimit" | "groupRateLimit";
+
+export interface ClaimResult {
+  jobs: Job[];
+  /** The whole queue is paused. */
+  paused: boolean;
+  /** What kept the claim from taking all it asked for, though due jobs may be waiting; null: nothing. */
+  held: ClaimHold | null;
+  /** When a token comes back to a bucket that held the claim; null if no bucket did. */
+  retryAt: number | null;
+  /** Where the next claim of a grouped queue starts (after this group). */
+  cursor: string | null;
+}
+
+export interface PauseRow {
+  queue: string;
+  group: string | null;
+  pausedAt: number;
+}
+
+export interface GroupCounts {
+  group: string;
+  pending: number;
+  running: number;
 }

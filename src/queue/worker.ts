@@ -9,7 +9,13 @@ import { Leases, type HeldJob } from "./leases.js";
 import type { QueueConfig } from "./options.js";
 import { OutcomeBatcher } from "./outcomes.js";
 import { RateLimiter } from "./rate-limit.js";
-import type { QueueStore } from "./store.js";
+import type { ClaimHold, ClaimResult, QueueStore } from "./store.js";
+
+/**
+ * How soon a worker held back by a concurrency limit looks again: a slot freed by another process
+ * sends no wake-up (its own finishes pump at once).
+ */
+const HOLD_POLL_MS = 50;
 
 /**
  * Slots of a worker, reserved for jobs this process is enqueueing: the insert writes the jobs running
@@ -64,6 +70,12 @@ export class QueueWorker {
   /** Wakes the worker when its rate-limit window reopens (see armRateWake). */
   private rateTimer: TimerHandle | undefined;
   private idleAt = 0;
+  /** The queue is paused (the last claim said so): no claims until a wake-up or a poll. */
+  private paused = false;
+  /** Where the next claim of a grouped queue starts its round-robin (after this group). */
+  private cursor: string | null = null;
+  /** What held the last claim back, logged once per change (`queue.throttled`). */
+  private lastHold: ClaimHold | null = null;
   private whenEmpty: (() => void)[] = [];
   /** Slots promised to hand-offs whose insert is still on its way. */
   private reserved = 0;
@@ -96,7 +108,7 @@ export class QueueWorker {
   }
 
   get stats() {
-    return { running: this.running.size, prefetched: this.buffer.length, batch: this.batch, active: this.active };
+    return { running: this.running.size, prefetched: this.buffer.length, batch: this.batch, active: this.active, paused: this.paused, heldBy: this.lastHold };
   }
 
   // ---- continuous driver -------------------------------------------------------------------
@@ -125,7 +137,8 @@ export class QueueWorker {
    * stream of enqueues no claim at all, only the inserts and the settles.
    */
   handoff(count: number): Handoff | null {
-    if (!this.active || this.stopping || !this.exhausted || this.claiming) return null;
+    // Shared limits and pauses are checked by the claim, which a hand-off skips.
+    if (!this.active || this.stopping || !this.exhausted || this.claiming || this.config.limits || this.paused) return null;
     const free = this.config.concurrency - this.running.size - this.buffer.length - this.reserved;
     if (count < 1 || count > free || this.limiter.allowance(count) < count) return null;
     this.reserved += count;
@@ -176,6 +189,15 @@ export class QueueWorker {
     this.active = false;
   }
 
+  /**
+   * The queue was paused from this process: prefetched jobs not yet started go back to pending, and
+   * the worker claims nothing more until a resume wakes it (its next claim would see the pause too).
+   */
+  pausedHere(): void {
+    this.paused = true;
+    for (const entry of this.buffer.splice(0)) this.leases.release(entry);
+  }
+
   /** Aborts a job this worker holds (it was cancelled). Returns whether it was held here. */
   abort(id: string, error: JobAbortedError): boolean {
     const entry = this.running.get(id) ?? this.buffer.find((e) => e.job.id === id);
@@ -197,7 +219,9 @@ export class QueueWorker {
     // Jobs that finish faster than a round trip would leave the handlers idle during every claim: keep
     // a second batch on its way while one runs, so the store and the handlers work at the same time.
     // Slower jobs keep one batch in hand, so prefetch never hoards them from other workers.
-    const window = this.jobMs < this.roundTripMs ? 2 * this.batch : this.batch;
+    // Under shared limits a claimed job holds a slot every process counts, so a worker claims only
+    // for its free slots: prefetch would keep other processes' workers idle.
+    const window = this.config.limits ? this.config.concurrency : this.jobMs < this.roundTripMs ? 2 * this.batch : this.batch;
     // Outcomes waiting to be written count against the window: claiming stops until they are on their
     // way, which bounds what a crash can make run twice and keeps fast handlers from starving the writes.
     const unrecorded = this.outcomes.size;
@@ -205,7 +229,8 @@ export class QueueWorker {
     const room = this.limiter.allowance(want);
     // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
     // limit is what holds it back, what the window has left is all it will ever get: claim that.
-    if (room >= Math.max(1, Math.floor(this.batch / 4)) || (room > 0 && room < want)) {
+    const worthIt = this.config.limits ? 1 : Math.max(1, Math.floor(this.batch / 4));
+    if (room >= worthIt || (room > 0 && room < want)) {
       this.claimInFlight = this.claimBatch(room);
       return;
     }
@@ -229,18 +254,25 @@ export class QueueWorker {
   private async claimBatch(limit: number): Promise<void> {
     this.claiming = true;
     this.wokenDuringClaim = false;
+    let held: number | null = null;
     try {
       await this.yieldIfBusy();
       const sent = performance.now();
-      const jobs = await this.claim(limit);
+      const { entries: jobs, result } = await this.claim(limit);
       this.roundTripMs += (performance.now() - sent - this.roundTripMs) / 8;
       if (this.stopping) {
         for (const entry of jobs) this.leases.release(entry);
         return;
       }
       this.buffer.push(...jobs);
-      // A wake-up that arrived while the claim was in flight may be for a job the claim's snapshot missed.
-      if (jobs.length < limit && !this.wokenDuringClaim) {
+      if (result.held && jobs.length < limit) {
+        // Due jobs wait on a limit or a pause, not on time: look again when a token comes back, a
+        // little later for a slot another process frees, and after a poll (or a resume's wake-up)
+        // for a paused queue. The store's due times would say "now" and spin.
+        this.exhausted = true;
+        held = result.paused ? this.deps.clock.now() + this.deps.pollIntervalMs : (result.retryAt ?? this.deps.clock.now() + HOLD_POLL_MS);
+      } else if (jobs.length < limit && !this.wokenDuringClaim) {
+        // A wake-up that arrived while the claim was in flight may be for a job the claim's snapshot missed.
         this.exhausted = true;
         // The backlog is gone: start small again next time.
         this.batch = this.config.batchSize;
@@ -252,7 +284,9 @@ export class QueueWorker {
       this.claiming = false;
     }
     this.pump();
-    if (this.exhausted) void this.armIdle();
+    if (held !== null) {
+      if (this.exhausted && !this.stopping && (!this.idleTimer || this.idleAt > held)) this.setIdleTimer(held);
+    } else if (this.exhausted) void this.armIdle();
   }
 
   /**
@@ -332,9 +366,10 @@ export class QueueWorker {
 
   /**
    * Claims and runs due jobs, batch after batch, until none is due or `budget` jobs have run.
-   * `rateLimitedUntil`: the queue's rate window is used up; nothing more may start before then.
+   * `heldUntil`: due jobs wait on a limit (a rate window, a token, a slot another process holds) or a
+   * pause; the pass looks again then rather than at the store's due times.
    */
-  async runDue(budget: number): Promise<{ ran: number; more: boolean; rateLimitedUntil?: number }> {
+  async runDue(budget: number): Promise<{ ran: number; more: boolean; heldUntil?: number }> {
     try {
       return await this.runDueBatches(budget);
     } finally {
@@ -351,15 +386,15 @@ export class QueueWorker {
     return this.wokenSinceRun;
   }
 
-  private async runDueBatches(budget: number): Promise<{ ran: number; more: boolean; rateLimitedUntil?: number }> {
+  private async runDueBatches(budget: number): Promise<{ ran: number; more: boolean; heldUntil?: number }> {
     let ran = 0;
     while (ran < budget) {
       const limit = this.limiter.allowance(Math.min(this.config.concurrency, budget - ran));
       if (limit === 0) {
         const now = this.deps.clock.now();
-        return { ran, more: false, rateLimitedUntil: now + this.limiter.wait(now) };
+        return { ran, more: false, heldUntil: now + this.limiter.wait(now) };
       }
-      const entries = await this.claim(limit);
+      const { entries, result } = await this.claim(limit);
       await Promise.all(
         entries.map(async (entry) => {
           this.running.set(entry.job.id, entry);
@@ -370,6 +405,12 @@ export class QueueWorker {
       );
       await this.outcomes.drain();
       ran += entries.length;
+      if (result.held && entries.length < limit) {
+        // A group at its limit leaves the others' jobs to the next batch; nothing at all started: wait.
+        if (entries.length > 0) continue;
+        const now = this.deps.clock.now();
+        return { ran, more: false, heldUntil: result.paused ? now + this.deps.pollIntervalMs : (result.retryAt ?? now + HOLD_POLL_MS) };
+      }
       if (entries.length < limit) return { ran, more: false };
     }
     return { ran, more: true };
@@ -377,18 +418,30 @@ export class QueueWorker {
 
   // ---- shared ------------------------------------------------------------------------------
 
-  private async claim(limit: number): Promise<HeldJob[]> {
+  private async claim(limit: number): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
     const now = this.deps.clock.now();
-    const jobs = await this.deps.store.claimDue({
+    const result = await this.deps.store.claim({
       queue: this.config.name,
       limit,
       now,
       leaseUntil: now + this.config.leaseMs,
       workerId: this.workerId,
       queueMaxAttempts: this.config.maxAttempts,
+      limits: this.config.limits,
+      after: this.cursor,
     });
-    this.limiter.started(jobs.length);
-    return this.leases.hold(jobs);
+    this.cursor = result.cursor;
+    this.paused = result.paused;
+    const hold = result.jobs.length < limit ? result.held : null;
+    if (hold !== this.lastHold) {
+      if (hold) this.deps.logger.info("queue.throttled", { queue: this.config.name, by: hold, started: result.jobs.length, asked: limit, ...(result.retryAt !== null ? { until: result.retryAt } : {}) });
+      else if (this.lastHold) this.deps.logger.info("queue.unthrottled", { queue: this.config.name, was: this.lastHold });
+      this.lastHold = hold;
+    }
+    // How long each started job waited since it was due: the time spent on the queue's limits.
+    if (this.config.limits && result.jobs.length) this.deps.logger.debug("queue.limited_claim", { queue: this.config.name, started: result.jobs.length, waitedMs: result.jobs.map((j) => Math.max(0, now - j.runAt)) });
+    this.limiter.started(result.jobs.length);
+    return { entries: this.leases.hold(result.jobs), result };
   }
 
   private grow(): void {

@@ -28,7 +28,7 @@ export function sqliteStore(executor: SqliteExecutor, options: SqliteStoreOption
   const sql = sqliteSqlDb(executor, options.maxParams);
   return {
     name: options.name,
-    queue: new SqliteQueueStore(executor),
+    queue: new SqliteQueueStore(executor, sql),
     schedule: new SqlScheduleStore(sql),
     cache: options.cache ?? new SqlCacheStore(sql),
     idempotency: new SqlIdempotencyStore(sql),

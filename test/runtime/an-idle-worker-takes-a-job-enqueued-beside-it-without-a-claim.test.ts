@@ -10,11 +10,11 @@ import { deferred, eventually, realEngines } from "../support/real-time.js";
 function countingClaims(store: Store): { store: Store; claims: () => number; idle: (after?: number) => Promise<unknown> } {
   let claims = 0;
   let answered = 0;
-  const counted = wrapQueueOperation(store, "claimDue", (claimDue) => async (params) => {
+  const counted = wrapQueueOperation(store, "claim", (claim) => async (params) => {
     claims++;
-    const jobs = await claimDue(params);
+    const result = await claim(params);
     answered++;
-    return jobs;
+    return result;
   });
   return {
     store: counted,

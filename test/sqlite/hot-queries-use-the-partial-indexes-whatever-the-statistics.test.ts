@@ -1,3 +1,4 @@
+import { sqliteSqlDb } from "../../src/db/sql-db.js";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteQueueStore } from "../../src/queue/sqlite.js";
@@ -95,7 +96,7 @@ beforeAll(() => {
      INSERT INTO tickwork_jobs (queue, payload, status, priority, run_at, attempts, max_attempts, created_at)
      SELECT 'emails', '{"n":4}', 'pending', 0, @now - n, 0, 5, @now - n FROM g`,
   ).run({ count: DUE, now: NOW });
-  store = new SqliteQueueStore(recording(executor));
+  store = new SqliteQueueStore(recording(executor), sqliteSqlDb(recording(executor), 32_766));
 });
 
 afterAll(() => db?.close());

@@ -199,4 +199,31 @@ export const postgresMigrations: readonly Migration[] = [
       ALTER TABLE tickwork_jobs ADD COLUMN max_attempts_from_queue boolean NOT NULL DEFAULT false;
     `,
   },
+  {
+    version: 7,
+    name: "flow control: groups, shared rate limits, pauses",
+    sql: `
+      -- A job's group (a tenant, an account): claims of a grouped queue walk the groups with pending
+      -- jobs round-robin and hold each to its groupConcurrency and groupRateLimit. Ungrouped jobs never
+      -- enter the index, so queues without groups pay nothing for it.
+      ALTER TABLE tickwork_jobs ADD COLUMN group_key text;
+      CREATE INDEX tickwork_jobs_group ON tickwork_jobs (queue, group_key, priority, run_at, id) WHERE status = 'pending' AND group_key IS NOT NULL;
+      -- Rate budgets shared by every process: one row per bucket (a named limiter, a queue's global
+      -- rateLimit, a group's groupRateLimit). tat is the bucket's theoretical arrival time (GCRA): the
+      -- instant, in fractional ms, by which every token taken so far has been paid back.
+      CREATE TABLE tickwork_limits (
+        bucket       text             PRIMARY KEY,
+        tat          double precision NOT NULL,
+        paused_until bigint,
+        updated_at   bigint           NOT NULL
+      );
+      -- Paused queues (group_key '') and paused groups of a queue: no claim starts their jobs.
+      CREATE TABLE tickwork_queue_pauses (
+        queue     text   NOT NULL,
+        group_key text   NOT NULL,
+        paused_at bigint NOT NULL,
+        PRIMARY KEY (queue, group_key)
+      );
+    `,
+  },
 ];

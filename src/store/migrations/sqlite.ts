@@ -203,4 +203,31 @@ export const sqliteMigrations: readonly Migration[] = [
       ALTER TABLE tickwork_jobs ADD COLUMN max_attempts_from_queue INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 7,
+    name: "flow control: groups, shared rate limits, pauses",
+    sql: `
+      -- A job's group (a tenant, an account): claims of a grouped queue walk the groups with pending
+      -- jobs round-robin and hold each to its groupConcurrency and groupRateLimit. Ungrouped jobs never
+      -- enter the index, so queues without groups pay nothing for it.
+      ALTER TABLE tickwork_jobs ADD COLUMN group_key TEXT;
+      CREATE INDEX tickwork_jobs_group ON tickwork_jobs (queue, group_key, priority, run_at, id) WHERE status = 'pending' AND group_key IS NOT NULL;
+      -- Rate budgets shared by every process: one row per bucket (a named limiter, a queue's global
+      -- rateLimit, a group's groupRateLimit). tat is the bucket's theoretical arrival time (GCRA): the
+      -- instant, in fractional ms, by which every token taken so far has been paid back.
+      CREATE TABLE tickwork_limits (
+        bucket       TEXT    PRIMARY KEY,
+        tat          REAL    NOT NULL,
+        paused_until INTEGER,
+        updated_at   INTEGER NOT NULL
+      );
+      -- Paused queues (group_key '') and paused groups of a queue: no claim starts their jobs.
+      CREATE TABLE tickwork_queue_pauses (
+        queue     TEXT    NOT NULL,
+        group_key TEXT    NOT NULL,
+        paused_at INTEGER NOT NULL,
+        PRIMARY KEY (queue, group_key)
+      );
+    `,
+  },
 ];

@@ -16,6 +16,7 @@ describe.each(allStoreCases())("enqueue returns the job and dedupes live keys ($
       queue: "mail",
       payload: { to: "a@example.com" },
       key: null,
+      group: null,
       status: "pending",
       priority: 0,
       runAt: T0,

@@ -1,0 +1,435 @@
+import type { SqlDb, SqlStatement, SqlTx } from "../db/sql-db.js";
+import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./bucket.js";
+import { byClaimOrder, toJob, type JobRow } from "./rows.js";
+import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, GroupCounts, PauseRow } from "./store.js";
+
+/** What differs between the dialects in the flow-control statements; the rest is one SQL text. */
+export interface FlowDialect {
+  postgres: boolean;
+  /** SQLite keeps payloads as JSON text; PostgreSQL's json column arrives parsed. */
+  payloadIsText: boolean;
+}
+
+type Body<T> = Generator<SqlStatement, T, unknown>;
+
+/** Most groups one claim looks at per round, beyond what it asks for (see walkGroups). */
+const MAX_ROUNDS = 4;
+
+/**
+ * The queue's flow control on either dialect: claims under shared limits, shared rate buckets and
+ * pauses. Written once over `SqlDb`: a claim is one transaction, whose statements run synchronously
+ * inside SQLite's write lock, and on PostgreSQL after an advisory lock on the queue, taken first so
+ * that every later statement reads what the claims before it committed (each statement of a READ
+ * COMMITTED transaction takes a fresh snapshot, a single statement does not).
+ */
+export class FlowSql {
+  constructor(
+    private readonly db: SqlDb,
+    private readonly d: FlowDialect,
+  ) {}
+
+  claim(params: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
+    return this.db.transaction((tx) => this.claimBody(tx, params));
+  }
+
+  /** Whether the whole queue is paused (a plain claim that found nothing asks). */
+  async isPaused(queue: string): Promise<boolean> {
+    const rows = await this.db.query(`SELECT 1 AS paused FROM tickwork_queue_pauses WHERE queue = $1 AND group_key = ''`, [queue]);
+    return rows.length > 0;
+  }
+
+  takeTokens({ spec, n, now }: { spec: BucketSpec; n: number; now: number }): Promise<{ granted: boolean; retryAt: number }> {
+    const d = this.d;
+    return this.db.transaction(function* (tx) {
+      const state = (yield* lockBuckets(tx, d, [spec.bucket], now)).get(spec.bucket);
+      if (tokens(spec, state, now) < n) {
+        // Ask again when all n are there: each token comes back intervalMs after the one before.
+        return { granted: false, retryAt: nextTokenAt(spec, state, now) + (n - 1) * spec.intervalMs };
+      }
+      yield* writeBuckets(tx, d, [[spec.bucket, take(spec, state, now, n)]], now);
+      return { granted: true, retryAt: now };
+    });
+  }
+
+  async pauseBucket({ bucket, until, now }: { bucket: string; until: number; now: number }): Promise<void> {
+    await this.db.query(
+      `INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at) VALUES ($1, $2, $3, $2)
+       ON CONFLICT (bucket) DO UPDATE SET updated_at = excluded.updated_at,
+         paused_until = CASE WHEN tickwork_limits.paused_until IS NULL OR tickwork_limits.paused_until < excluded.paused_until
+                             THEN excluded.paused_until ELSE tickwork_limits.paused_until END`,
+      [bucket, now, Math.round(until)],
+    );
+  }
+
+  async resumeBucket({ bucket }: { bucket: string }): Promise<void> {
+    await this.db.query(`UPDATE tickwork_limits SET paused_until = NULL WHERE bucket = $1`, [bucket]);
+  }
+
+  async bucketStates({ buckets }: { buckets: string[] }): Promise<Record<string, BucketState>> {
+    if (buckets.length === 0) return {};
+    const list = inList(this.d, 1, buckets, "text");
+    const rows = await this.db.query<LimitRow>(`SELECT bucket, tat, paused_until FROM tickwork_limits WHERE bucket ${list.sql}`, [list.value]);
+    return Object.fromEntries(rows.map((row) => [row.bucket, toState(row)]));
+  }
+
+  async setPaused({ queue, group, paused, now }: { queue: string; group: string | null; paused: boolean; now: number }): Promise<boolean> {
+    const rows = paused
+      ? await this.db.query(`INSERT INTO tickwork_queue_pauses (queue, group_key, paused_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING queue`, [queue, group ?? "", now])
+      : await this.db.query(`DELETE FROM tickwork_queue_pauses WHERE queue = $1 AND group_key = $2 RETURNING queue`, [queue, group ?? ""]);
+    return rows.length > 0;
+  }
+
+  async pauses({ queues }: { queues?: string[] }): Promise<PauseRow[]> {
+    const list = queues ? inList(this.d, 1, queues, "text") : null;
+    const rows = await this.db.query<{ queue: string; group_key: string; paused_at: number | string }>(
+      `SELECT queue, group_key, paused_at FROM tickwork_queue_pauses ${list ? `WHERE queue ${list.sql}` : ""} ORDER BY queue, group_key`,
+      list ? [list.value] : [],
+    );
+    return rows.map((r) => ({ queue: r.queue, group: r.group_key === "" ? null : r.group_key, pausedAt: Number(r.paused_at) }));
+  }
+
+  async groupCounts({ queue, now, limit }: { queue: string; now: number; limit: number }): Promise<GroupCounts[]> {
+    const rows = await this.db.query<{ group_key: string; pending: number | string; running: number | string }>(
+      `SELECT group_key, sum(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending, sum(CASE WHEN status = 'running' THEN 1 ELSE 0 END) AS running
+       FROM tickwork_jobs
+       WHERE queue = $1 AND group_key IS NOT NULL AND (status = 'pending' OR (status = 'running' AND lease_until >= $2))
+       GROUP BY group_key ORDER BY count(*) DESC, group_key LIMIT $3`,
+      [queue, now, limit],
+    );
+    return rows.map((r) => ({ group: r.group_key, pending: Number(r.pending), running: Number(r.running) }));
+  }
+
+  private *claimBody(tx: SqlTx, p: ClaimParams & { limits: ClaimLimits }): Body<ClaimResult> {
+    const { queue, now, limits } = p;
+    const d = this.d;
+    if (d.postgres) yield* tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`tickwork_jobs/${queue}`]);
+    const result = (held: ClaimHold | null, retryAt: number | null = null, paused = false): ClaimResult => ({ jobs: [], paused, held, retryAt, cursor: p.after ?? null });
+
+    const pausedGroups = new Set((yield* tx.query<{ group_key: string }>(`SELECT group_key FROM tickwork_queue_pauses WHERE queue = $1`, [queue])).map((r) => r.group_key));
+    if (pausedGroups.has("")) return result("paused", null, true);
+
+    let want = p.limit;
+    let held: ClaimHold | null = null;
+    const running = new Map<string, number>();
+    if (limits.globalConcurrency !== undefined || limits.groupConcurrency !== undefined) {
+      // Running jobs whose lease has lapsed no longer count: their worker is gone or frozen, and the
+      // rescue is about to hand them back.
+      const rows = yield* tx.query<{ group_key: string | null; n: number | string }>(
+        `SELECT group_key, count(*) AS n FROM tickwork_jobs WHERE status = 'running' AND lease_until >= $2 AND queue = $1 GROUP BY group_key`,
+        [queue, now],
+      );
+      let total = 0;
+      for (const row of rows) {
+        total += Number(row.n);
+        if (row.group_key !== null) running.set(row.group_key, Number(row.n));
+      }
+      if (limits.globalConcurrency !== undefined && limits.globalConcurrency - total < want) {
+        want = Math.max(0, limits.globalConcurrency - total);
+        held = "globalConcurrency";
+        if (want === 0) return result(held);
+      }
+    }
+
+    const shared = yield* lockBuckets(tx, d, limits.buckets.map((b) => b.bucket), now);
+    let retryAt: number | null = null;
+    for (const spec of limits.buckets) {
+      const left = tokens(spec, shared.get(spec.bucket), now);
+      if (left < want) {
+        want = left;
+        held = "rateLimit";
+        retryAt = Math.max(retryAt ?? 0, nextTokenAt(spec, shared.get(spec.bucket), left === 0 ? now : now + 1));
+      }
+    }
+    if (want === 0) return result(held, retryAt);
+
+    let ids: string[];
+    let cursor = p.after ?? null;
+    const groupTaken = new Map<string, number>();
+    if (!limits.grouped) {
+      const list = yield* tx.query<{ id: number | string }>(
+        `SELECT id FROM tickwork_jobs WHERE queue = $1 AND status = 'pending' AND run_at <= $2 ORDER BY priority, run_at, id LIMIT $3`,
+        [queue, now, want],
+      );
+      ids = list.map((r) => String(r.id));
+    } else {
+      const walk = yield* walkGroups(tx, d, { ...p, want, running, pausedGroups });
+      ids = walk.ids;
+      cursor = walk.cursor;
+      for (const [group, n] of walk.taken) groupTaken.set(group, n);
+      if (walk.held && ids.length < want) {
+        held ??= walk.held;
+        if (walk.retryAt !== null) retryAt = Math.min(retryAt ?? Infinity, walk.retryAt);
+      }
+      if (limits.groupRate && groupTaken.size) {
+        const rate = limits.groupRate;
+        yield* writeBuckets(
+          tx,
+          d,
+          [...groupTaken].map(([group, n]) => {
+            const spec = { bucket: groupBucket(queue, group), ...rate };
+            return [spec.bucket, take(spec, walk.groupStates.get(group), now, n)];
+          }),
+          now,
+        );
+      }
+    }
+    if (ids.length === 0) return { jobs: [], paused: false, held, retryAt, cursor };
+
+    const idList = inList(d, 1, ids, "bigint");
+    const rows = yield* tx.query<JobRow>(
+      `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = $2, lease_until = $3, started_at = $4,
+         max_attempts = CASE WHEN max_attempts_from_queue THEN coalesce($5, max_attempts) ELSE max_attempts END
+       WHERE id ${idList.sql} AND status = 'pending'
+       RETURNING *`,
+      [idList.value, p.workerId, p.leaseUntil, now, p.queueMaxAttempts ?? null],
+    );
+    const jobs = rows.map((row) => toJob(row, d.payloadIsText)).sort(byClaimOrder);
+    if (limits.buckets.length) {
+      yield* writeBuckets(tx, d, limits.buckets.map((spec) => [spec.bucket, take(spec, shared.get(spec.bucket), now, jobs.length)]), now);
+    }
+    return { jobs, paused: false, held, retryAt, cursor };
+  }
+}
+
+export function groupBucket(queue: string, group: string): string {
+  return `group:${queue}/${group}`;
+}
+
+interface LimitRow {
+  bucket: string;
+  tat: number | string;
+  paused_until: number | string | null;
+}
+
+function toState(row: LimitRow): BucketState {
+  return { tat: Number(row.tat), pausedUntil: row.paused_until === null ? null : Number(row.paused_until) };
+}
+
+/**
+ * A list parameter: an array PostgreSQL takes whole; on SQLite one JSON text (a Durable Object binds
+ * at most 100 values, and a list of groups or ids may be longer).
+ */
+function inList(d: FlowDialect, param: number, values: readonly (string | number)[], type: "text" | "bigint"): { sql: string; value: unknown } {
+  return d.postgres
+    ? { sql: `= ANY($${param}::${type}[])`, value: values }
+    : { sql: `IN (SELECT value FROM json_each($${param}))`, value: JSON.stringify(type === "bigint" ? values.map(Number) : values) };
+}
+
+/**
+ * Reads buckets shared with other queues and with limiters' own takes, locked until the transaction
+ * ends. On PostgreSQL a missing row is written first so there is a row to lock; SQLite's write lock
+ * already holds everything.
+ */
+function* lockBuckets(tx: SqlTx, d: FlowDialect, buckets: string[], now: number): Body<Map<string, BucketState>> {
+  const states = new Map<string, BucketState>();
+  if (buckets.length === 0) return states;
+  // Sorted, so two transactions locking the same buckets take them in the same order (no deadlock).
+  const sorted = [...new Set(buckets)].sort();
+  const list = inList(d, 1, sorted, "text");
+  if (d.postgres) {
+    yield* tx.query(`INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at) SELECT b, $2, NULL, $2 FROM unnest($1::text[]) AS b ON CONFLICT DO NOTHING`, [sorted, now]);
+  }
+  const rows = yield* tx.query<LimitRow>(
+    `SELECT bucket, tat, paused_until FROM tickwork_limits WHERE bucket ${list.sql} ORDER BY bucket${d.postgres ? " FOR UPDATE" : ""}`,
+    [list.value],
+  );
+  for (const row of rows) states.set(row.bucket, toState(row));
+  return states;
+}
+
+function* readBuckets(tx: SqlTx, d: FlowDialect, buckets: string[]): Body<Map<string, BucketState>> {
+  const states = new Map<string, BucketState>();
+  if (buckets.length === 0) return states;
+  const list = inList(d, 1, buckets, "text");
+  const rows = yield* tx.query<LimitRow>(`SELECT bucket, tat, paused_until FROM tickwork_limits WHERE bucket ${list.sql}`, [list.value]);
+  for (const row of rows) states.set(row.bucket, toState(row));
+  return states;
+}
+
+function* writeBuckets(tx: SqlTx, d: FlowDialect, entries: [string, BucketState][], now: number): Body<void> {
+  if (entries.length === 0) return;
+  if (d.postgres) {
+    yield* tx.query(
+      `INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at) SELECT b, t, NULL, $3 FROM unnest($1::text[], $2::float8[]) AS e(b, t)
+       ON CONFLICT (bucket) DO UPDATE SET tat = excluded.tat, updated_at = excluded.updated_at`,
+      [entries.map(([b]) => b), entries.map(([, s]) => s.tat), now],
+    );
+    return;
+  }
+  for (const [bucket, state] of entries) {
+    yield* tx.query(
+      `INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at) VALUES ($1, $2, NULL, $3)
+       ON CONFLICT (bucket) DO UPDATE SET tat = excluded.tat, updated_at = excluded.updated_at`,
+      [bucket, state.tat, now],
+    );
+  }
+}
+
+interface Walk {
+  ids: string[];
+  taken: Map<string, number>;
+  cursor: string | null;
+  held: ClaimHold | null;
+  retryAt: number | null;
+  groupStates: Map<string, BucketState>;
+}
+
+/**
+ * Picks up to `want` due jobs of a grouped queue, fairly: the groups with pending jobs are walked in
+ * key order from the one after the last claim's (round-robin across claims, wrapping at the end), a
+ * group gets its weight's share per round (1 by default) while it has due jobs and room under its
+ * groupConcurrency and groupRateLimit, and within a group jobs go by priority, then due time. One
+ * tenant's burst of 100,000 jobs takes one slot per round like any other tenant's single job.
+ *
+ * Cost: each group visited is one index probe (a loose scan of the group index), so a claim costs
+ * what it takes plus the groups it skips (paused, full or out of tokens), not the number of groups.
+ */
+function* walkGroups(
+  tx: SqlTx,
+  d: FlowDialect,
+  p: ClaimParams & { limits: ClaimLimits; want: number; running: Map<string, number>; pausedGroups: Set<string> },
+): Body<Walk> {
+  const { queue, now, limits, want, running, pausedGroups } = p;
+  const walk: Walk = { ids: [], taken: new Map(), cursor: p.after ?? null, held: null, retryAt: null, groupStates: new Map() };
+  const start = p.after ?? "";
+  let from = start;
+  let wrapped = start === "";
+  const full = (group: string) => limits.groupConcurrency !== undefined && (running.get(group) ?? 0) >= limits.groupConcurrency;
+  let blockedKnown = pausedGroups.size + [...running.keys()].filter(full).length;
+  for (let round = 0; round < MAX_ROUNDS && walk.ids.length < want; round++) {
+    const ask = want - walk.ids.length + blockedKnown;
+    let keys = (yield* tx.query<{ k: string }>(NEXT_GROUPS, [queue, from, ask])).map((r) => r.k);
+    // Past the last group: go on from the first, up to where this claim started.
+    if (keys.length < ask && !wrapped) {
+      wrapped = true;
+      const more = (yield* tx.query<{ k: string }>(NEXT_GROUPS, [queue, "", ask - keys.length])).map((r) => r.k).filter((k) => k <= start && !keys.includes(k));
+      keys = [...keys, ...more];
+    }
+    if (keys.length === 0) break;
+    from = keys[keys.length - 1]!;
+    const open = keys.filter((k) => {
+      if (pausedGroups.has(k)) return false;
+      if (full(k)) {
+        walk.held ??= "groupConcurrency";
+        return false;
+      }
+      return !walk.taken.has(k);
+    });
+    blockedKnown = 0;
+    let states = new Map<string, BucketState>();
+    const caps = new Map<string, number>();
+    if (limits.groupRate) {
+      const rate = limits.groupRate;
+      states = yield* readBuckets(tx, d, open.map((k) => groupBucket(queue, k)));
+      for (const k of open) {
+        const spec = { bucket: groupBucket(queue, k), ...rate };
+        const state = states.get(spec.bucket);
+        if (state) walk.groupStates.set(k, state);
+        const left = tokens(spec, state, now);
+        caps.set(k, left);
+        if (left === 0) {
+          walk.held ??= "groupRateLimit";
+          const at = nextTokenAt(spec, state, now);
+          walk.retryAt = Math.min(walk.retryAt ?? Infinity, at);
+        }
+      }
+    }
+    const eligible = open.filter((k) => (caps.get(k) ?? 1) > 0);
+    if (eligible.length === 0) continue;
+    // Each group's share of this round: its weight, within its room; more than one round's worth is
+    // fetched only when few groups share what the claim asks for.
+    const perRound = Math.max(1, Math.ceil((want - walk.ids.length) / eligible.length));
+    // A group whose limit, not its backlog, bounds what it may take now: if it fills that share, it
+    // may have more due jobs waiting on the limit.
+    const boundBy = new Map<string, ClaimHold>();
+    const limitOf = (k: string) => {
+      const weight = limits.groupWeight ? limits.groupWeight(k) : 1;
+      let cap = Math.min(perRound * weight, want);
+      if (limits.groupConcurrency !== undefined && limits.groupConcurrency - (running.get(k) ?? 0) < cap) {
+        cap = limits.groupConcurrency - (running.get(k) ?? 0);
+        boundBy.set(k, "groupConcurrency");
+      }
+      if (caps.has(k) && caps.get(k)! < cap) {
+        cap = caps.get(k)!;
+        boundBy.set(k, "groupRateLimit");
+      }
+      return Math.max(0, cap);
+    };
+    const limitsByGroup = eligible.map((k): [string, number] => [k, limitOf(k)]);
+    const heads = yield* groupHeads(tx, d, queue, now, limitsByGroup);
+    // Round-robin over what was found: every group's first job, then every group's second, ...
+    const byGroup = new Map<string, string[]>();
+    for (const h of heads) {
+      let list = byGroup.get(h.group);
+      if (!list) byGroup.set(h.group, (list = []));
+      list.push(h.id);
+    }
+    for (const [k, limit] of limitsByGroup) {
+      const bound = boundBy.get(k);
+      if (bound && (byGroup.get(k)?.length ?? 0) >= limit) {
+        walk.held ??= bound;
+        if (bound === "groupRateLimit" && limits.groupRate) {
+          const spec = { bucket: groupBucket(queue, k), ...limits.groupRate };
+          walk.retryAt = Math.min(walk.retryAt ?? Infinity, nextTokenAt(spec, take(spec, states.get(spec.bucket), now, limit), now));
+        }
+      }
+    }
+    for (let depth = 0; walk.ids.length < want; depth++) {
+      let any = false;
+      for (const k of eligible) {
+        const weight = limits.groupWeight ? limits.groupWeight(k) : 1;
+        for (let w = 0; w < weight && walk.ids.length < want; w++) {
+          const id = byGroup.get(k)?.[depth * weight + w];
+          if (id === undefined) continue;
+          any = true;
+          walk.ids.push(id);
+          walk.taken.set(k, (walk.taken.get(k) ?? 0) + 1);
+          if (depth === 0) walk.cursor = k;
+        }
+      }
+      if (!any) break;
+    }
+  }
+  return walk;
+}
+
+/** The next `$3` groups of queue `$1` with pending jobs after group `$2`: one index probe each. */
+const NEXT_GROUPS = `
+  WITH RECURSIVE g(k, n) AS (
+    SELECT (SELECT group_key FROM tickwork_jobs WHERE queue = $1 AND status = 'pending' AND group_key IS NOT NULL AND group_key > $2 ORDER BY group_key LIMIT 1), 1
+    UNION ALL
+    SELECT (SELECT t.group_key FROM tickwork_jobs t WHERE t.queue = $1 AND t.status = 'pending' AND t.group_key IS NOT NULL AND t.group_key > g.k ORDER BY t.group_key LIMIT 1), g.n + 1
+    FROM g WHERE g.k IS NOT NULL AND g.n < $3
+  )
+  SELECT k FROM g WHERE k IS NOT NULL`;
+
+/** Up to `limit` due jobs of each group, in claim order within the group. */
+function* groupHeads(tx: SqlTx, d: FlowDialect, queue: string, now: number, groups: [string, number][]): Body<{ id: string; group: string }[]> {
+  const wanted = groups.filter(([, n]) => n > 0);
+  if (wanted.length === 0) return [];
+  if (d.postgres) {
+    const rows = yield* tx.query<{ id: string; group_key: string }>(
+      `SELECT x.id::text AS id, g.k AS group_key
+       FROM unnest($2::text[], $3::int[]) WITH ORDINALITY AS g(k, m, ord)
+       CROSS JOIN LATERAL (
+         SELECT id, priority, run_at FROM tickwork_jobs t
+         WHERE t.queue = $1 AND t.group_key = g.k AND t.status = 'pending' AND t.run_at <= $4
+         ORDER BY t.priority, t.run_at, t.id LIMIT g.m
+       ) AS x
+       ORDER BY g.ord, x.priority, x.run_at, x.id`,
+      [queue, wanted.map(([k]) => k), wanted.map(([, n]) => n), now],
+    );
+    return rows.map((r) => ({ id: r.id, group: r.group_key }));
+  }
+  const heads: { id: string; group: string }[] = [];
+  for (const [group, limit] of wanted) {
+    // `+run_at` keeps the walk in the group index's order (see the plain claim in queue/sqlite.ts).
+    const rows = yield* tx.query<{ id: number }>(
+      `SELECT id FROM tickwork_jobs WHERE queue = $1 AND group_key = $2 AND status = 'pending' AND group_key IS NOT NULL AND +run_at <= $3
+       ORDER BY priority, run_at, id LIMIT $4`,
+      [queue, group, now, limit],
+    );
+    for (const r of rows) heads.push({ id: String(r.id), group });
+  }
+  return heads;
+}
