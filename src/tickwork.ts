@@ -211,6 +211,11 @@ export class Tickwork {
     return this.queueUnits.limiters.define(name, options);
   }
 
+  /** The limiters this engine defined, in definition order. */
+  limiters(): Limiter[] {
+    return this.queueUnits.limiters.all;
+  }
+
   /**
    * Defines a periodic task: `every` ("5m") or `cron` ("*\/15 * * * *", with `timezone`). Exactly
    * one process runs each slot, however many share the store.

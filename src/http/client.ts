@@ -5,6 +5,7 @@ import type { Duration } from "../core/duration.js";
 import { CallTimeoutError, InvalidInputError, describe } from "../core/errors.js";
 import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "../core/logger.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
+import type { RateGate } from "../core/rate-gate.js";
 import { HttpError, HttpNetworkError, HttpSchemaError, HttpTimeoutError, RateLimitedError, type HttpFailure, type SchemaIssue } from "./errors.js";
 import { parseRetryAfter, requestIdOf } from "./headers.js";
 import { parseRateLimit, type RateLimit } from "./rate-limit.js";
@@ -98,6 +99,12 @@ export interface HttpClientOptions {
   fetch?: FetchLike;
   /** Names this upstream in log events (`client: "tenero"`). */
   name?: string;
+  /**
+   * A budget every attempt draws from first (`tw.limiter(...)`, shared by every process). When the
+   * upstream says the budget is spent (a 429, or `x-ratelimit-remaining: 0` with a reset), the limiter
+   * is paused until then, for every caller of the budget, not only this request.
+   */
+  limiter?: RateGate;
 }
 
 /** Retried by default: repeating them has the same effect as doing them once (RFC 9110, 9.2.2). */
@@ -137,6 +144,9 @@ const clientSchema = z
     clock: z.custom<Clock>((v) => !!v && typeof (v as Clock).now === "function" && typeof (v as Clock).setTimeout === "function", "expected a Clock").optional(),
     fetch: fn<FetchLike>("a fetch function").optional(),
     name: z.string().min(1).max(100).optional(),
+    limiter: z
+      .custom<RateGate>((v) => !!v && typeof (v as RateGate).acquire === "function" && typeof (v as RateGate).pauseUntil === "function", "expected a limiter from tw.limiter(name, { max, per })")
+      .optional(),
   })
   .strict();
 
@@ -195,6 +205,7 @@ export class HttpClient {
   private readonly maxRetryAfterMs: number;
   private readonly fetch: FetchLike;
   private readonly name: string | undefined;
+  private readonly limiter: RateGate | undefined;
 
   constructor(options: HttpClientOptions = {}) {
     const o = parseOptions(clientSchema, options, "createHttpClient");
@@ -214,6 +225,7 @@ export class HttpClient {
     // Looked up per call, and called unbound: workerd refuses a `fetch` detached from its global.
     this.fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.name = o.name;
+    this.limiter = o.limiter;
   }
 
   get<T = unknown>(path: string, options?: Omit<RequestOptions<T>, "body">): Promise<HttpResponse<T>> {
@@ -257,6 +269,7 @@ export class HttpClient {
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       const call: Call = { method: verb, url: safeUrl, attempt, maxAttempts };
+      await this.limiter?.acquire({ signal });
       const result = await this.attempt(url.toString(), init, timeoutMs, signal);
       signal?.throwIfAborted();
       const canRetry = mayRetry && attempt < maxAttempts;
@@ -285,12 +298,19 @@ export class HttpClient {
         });
       }
 
-      if (status < 400) return this.success(call, response, text, o.schema as Schema<T> | undefined, rateLimit, requestId);
+      // The budget is spent upstream: every user of the shared limiter waits for the reset, not only
+      // the caller that heard it (the others' calls would only draw more 429s).
+      const spentUntil = rateLimit?.exhausted && rateLimit.resetAt !== null ? rateLimit.resetAt : null;
+      if (status < 400) {
+        if (this.limiter && spentUntil !== null) await this.limiter.pauseUntil(spentUntil, `${this.name ?? "upstream"} reported its budget spent`);
+        return this.success(call, response, text, o.schema as Schema<T> | undefined, rateLimit, requestId);
+      }
 
       // A 429, or a refusal whose headers show the budget is spent (GitHub's 403), is a rate limit:
       // retried like a 429, and reported with the time the budget comes back.
       const rateLimited = status === 429 || (rateLimit?.exhausted === true && (status === 403 || this.retryOn(status)));
       const asked = parseRetryAfter(response.headers, now) ?? (rateLimited ? untilReset(rateLimit, now) : null);
+      if (this.limiter && rateLimited) await this.limiter.pauseUntil(now + (asked ?? RATE_LIMIT_FALLBACK_MS), `${this.name ?? "upstream"} answered ${status}`);
       const retryable = canRetry && this.retryOn(rateLimited ? 429 : status);
       const tooLong = asked !== null && asked > this.maxRetryAfterMs;
       const delay = retryable && !tooLong ? (asked ?? nextDelay(backoff, attempt)) : null;

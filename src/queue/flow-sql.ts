@@ -105,24 +105,30 @@ export class FlowSql {
     if (d.postgres) yield* tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`tickwork_jobs/${queue}`]);
     const result = (held: ClaimHold | null, retryAt: number | null = null, paused = false): ClaimResult => ({ jobs: [], paused, held, retryAt, cursor: p.after ?? null });
 
-    const pausedGroups = new Set((yield* tx.query<{ group_key: string }>(`SELECT group_key FROM tickwork_queue_pauses WHERE queue = $1`, [queue])).map((r) => r.group_key));
+    // The queue's pauses and, when a concurrency limit needs them, its running jobs per group, in one
+    // statement. Running jobs whose lease has lapsed no longer count: their worker is gone or frozen,
+    // and the rescue is about to hand them back.
+    const counting = limits.globalConcurrency !== undefined || limits.groupConcurrency !== undefined;
+    const state = yield* tx.query<{ paused: number | boolean; group_key: string | null; n: number | string }>(
+      `SELECT 1 AS paused, group_key, 0 AS n FROM tickwork_queue_pauses WHERE queue = $1
+       ${counting ? "UNION ALL SELECT 0 AS paused, group_key, count(*) AS n FROM tickwork_jobs WHERE status = 'running' AND lease_until >= $2 AND queue = $1 GROUP BY group_key" : ""}`,
+      counting ? [queue, now] : [queue],
+    );
+    const pausedGroups = new Set<string>();
+    const running = new Map<string, number>();
+    let total = 0;
+    for (const row of state) {
+      if (Number(row.paused) === 1) pausedGroups.add(row.group_key!);
+      else {
+        total += Number(row.n);
+        if (row.group_key !== null) running.set(row.group_key, Number(row.n));
+      }
+    }
     if (pausedGroups.has("")) return result("paused", null, true);
 
     let want = p.limit;
     let held: ClaimHold | null = null;
-    const running = new Map<string, number>();
-    if (limits.globalConcurrency !== undefined || limits.groupConcurrency !== undefined) {
-      // Running jobs whose lease has lapsed no longer count: their worker is gone or frozen, and the
-      // rescue is about to hand them back.
-      const rows = yield* tx.query<{ group_key: string | null; n: number | string }>(
-        `SELECT group_key, count(*) AS n FROM tickwork_jobs WHERE status = 'running' AND lease_until >= $2 AND queue = $1 GROUP BY group_key`,
-        [queue, now],
-      );
-      let total = 0;
-      for (const row of rows) {
-        total += Number(row.n);
-        if (row.group_key !== null) running.set(row.group_key, Number(row.n));
-      }
+    if (counting) {
       if (limits.globalConcurrency !== undefined && limits.globalConcurrency - total < want) {
         want = Math.max(0, limits.globalConcurrency - total);
         held = "globalConcurrency";
@@ -142,16 +148,10 @@ export class FlowSql {
     }
     if (want === 0) return result(held, retryAt);
 
-    let ids: string[];
+    let ids: string[] | null = null;
     let cursor = p.after ?? null;
     const groupTaken = new Map<string, number>();
-    if (!limits.grouped) {
-      const list = yield* tx.query<{ id: number | string }>(
-        `SELECT id FROM tickwork_jobs WHERE queue = $1 AND status = 'pending' AND run_at <= $2 ORDER BY priority, run_at, id LIMIT $3`,
-        [queue, now, want],
-      );
-      ids = list.map((r) => String(r.id));
-    } else {
+    if (limits.grouped) {
       const walk = yield* walkGroups(tx, d, { ...p, want, running, pausedGroups });
       ids = walk.ids;
       cursor = walk.cursor;
@@ -173,15 +173,20 @@ export class FlowSql {
         );
       }
     }
-    if (ids.length === 0) return { jobs: [], paused: false, held, retryAt, cursor };
+    if (ids !== null && ids.length === 0) return { jobs: [], paused: false, held, retryAt, cursor };
 
-    const idList = inList(d, 1, ids, "bigint");
+    // The picked ids, or for an ungrouped queue the first `want` due jobs in claim order, chosen in
+    // the same statement (`+run_at`: see the plain claim in queue/sqlite.ts).
+    const idList = ids === null ? null : inList(d, 1, ids, "bigint");
+    // On PostgreSQL `= ANY(ARRAY(...))` keeps the lookup on the primary key (see REPLAN in queue/postgres.ts).
+    const due = `SELECT id FROM tickwork_jobs WHERE queue = $6 AND status = 'pending' AND ${d.postgres ? "run_at" : "+run_at"} <= $4 ORDER BY priority, run_at, id LIMIT $1`;
+    const which = idList ? `id ${idList.sql}` : d.postgres ? `id = ANY(ARRAY(${due}))` : `id IN (${due})`;
     const rows = yield* tx.query<JobRow>(
       `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = $2, lease_until = $3, started_at = $4,
          max_attempts = CASE WHEN max_attempts_from_queue THEN coalesce($5, max_attempts) ELSE max_attempts END
-       WHERE id ${idList.sql} AND status = 'pending'
+       WHERE ${which} AND status = 'pending'
        RETURNING *`,
-      [idList.value, p.workerId, p.leaseUntil, now, p.queueMaxAttempts ?? null],
+      [idList ? idList.value : want, p.workerId, p.leaseUntil, now, p.queueMaxAttempts ?? null, ...(idList ? [] : [queue])],
     );
     const jobs = rows.map((row) => toJob(row, d.payloadIsText)).sort(byClaimOrder);
     if (limits.buckets.length) {

@@ -229,7 +229,7 @@ export class QueueWorker {
     const room = this.limiter.allowance(want);
     // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
     // limit is what holds it back, what the window has left is all it will ever get: claim that.
-    const worthIt = this.config.limits ? 1 : Math.max(1, Math.floor(this.batch / 4));
+    const worthIt = Math.max(1, Math.floor((this.config.limits ? this.config.concurrency : this.batch) / 4));
     if (room >= worthIt || (room > 0 && room < want)) {
       this.claimInFlight = this.claimBatch(room);
       return;
@@ -356,6 +356,9 @@ export class QueueWorker {
     void this.executor.run(entry).then((outcome) => {
       this.jobMs += (performance.now() - started - this.jobMs) / 8;
       this.running.delete(entry.job.id);
+      // A slot of a queue held at its concurrency limit was this job's: look again without waiting
+      // for the hold's poll.
+      if (this.lastHold === "globalConcurrency" || this.lastHold === "groupConcurrency") this.exhausted = false;
       if (!entry.released) this.executor.settle(entry.job, outcome).catch((error) => this.storeError("settle", error));
       if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
       this.pump();
