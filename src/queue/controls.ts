@@ -35,7 +35,7 @@ export interface QueueFlowStatus {
   pausedGroups: string[];
   globalConcurrency: number | null;
   groupConcurrency: number | null;
-  /** Jobs running in every process (leases not lapsed). */
+  /** Jobs running in every process (a job whose lease lapsed counts until the rescue hands it back). */
   running: number;
   pending: number;
   /** The shared buckets every start draws from (a global rateLimit, a limiter). */
@@ -125,6 +125,12 @@ export class QueueControls {
     const unknown = Object.keys(options).filter((k) => k !== "group");
     if (unknown.length) throw new InvalidInputError(`queues.${method}: unknown option "${unknown[0]}" (expected group)`);
     if (options.group === undefined) return null;
-    return checkText(options.group, `queues.${method}: group`, { max: MAX_GROUP_LENGTH });
+    const group = checkText(options.group, `queues.${method}: group`, { max: MAX_GROUP_LENGTH });
+    // As enqueue refuses a group on such a queue: a pause of a group it can never have would be
+    // written, shown by status() and hold nothing.
+    if (!this.deps.config(queue)!.limits?.grouped) {
+      throw new InvalidInputError(`queues.${method}: group needs a grouped queue: declare "${queue}" with group, groupConcurrency or groupRateLimit`);
+    }
+    return group;
   }
 }

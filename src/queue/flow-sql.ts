@@ -52,8 +52,10 @@ export class FlowSql {
   }
 
   async pauseBucket({ bucket, until, now }: { bucket: string; until: number; now: number }): Promise<void> {
+    // One parameter fills a double precision and a bigint column: PostgreSQL refuses to deduce two
+    // types for it, so it is cast once (CAST reads the same on SQLite).
     await this.db.query(
-      `INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at) VALUES ($1, $2, $3, $2)
+      `INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at) VALUES ($1, CAST($2 AS bigint), $3, CAST($2 AS bigint))
        ON CONFLICT (bucket) DO UPDATE SET updated_at = excluded.updated_at,
          paused_until = CASE WHEN tickwork_limits.paused_until IS NULL OR tickwork_limits.paused_until < excluded.paused_until
                              THEN excluded.paused_until ELSE tickwork_limits.paused_until END`,
@@ -232,7 +234,7 @@ function* lockBuckets(tx: SqlTx, d: FlowDialect, buckets: string[], now: number)
   const sorted = [...new Set(buckets)].sort();
   const list = inList(d, 1, sorted, "text");
   if (d.postgres) {
-    yield* tx.query(`INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at) SELECT b, $2, NULL, $2 FROM unnest($1::text[]) AS b ON CONFLICT DO NOTHING`, [sorted, now]);
+    yield* tx.query(`INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at) SELECT b, $2::bigint, NULL, $2::bigint FROM unnest($1::text[]) AS b ON CONFLICT DO NOTHING`, [sorted, now]);
   }
   const rows = yield* tx.query<LimitRow>(
     `SELECT bucket, tat, paused_until FROM tickwork_limits WHERE bucket ${list.sql} ORDER BY bucket${d.postgres ? " FOR UPDATE" : ""}`,
@@ -313,7 +315,12 @@ function* walkGroups(
     if (keys.length === 0) break;
     from = keys[keys.length - 1]!;
     const open = keys.filter((k) => {
-      if (pausedGroups.has(k)) return false;
+      // A paused group's pending jobs are still in the store's due times: unless the claim says they
+      // are held, a worker that ran everything else would look again at once, and again (a spin).
+      if (pausedGroups.has(k)) {
+        walk.held ??= "paused";
+        return false;
+      }
       if (full(k)) {
         walk.held ??= "groupConcurrency";
         return false;
@@ -348,7 +355,7 @@ function* walkGroups(
     // may have more due jobs waiting on the limit.
     const boundBy = new Map<string, ClaimHold>();
     const limitOf = (k: string) => {
-      const weight = limits.groupWeight ? limits.groupWeight(k) : 1;
+      const weight = limits.groupWeights?.[k] ?? 1;
       let cap = Math.min(perRound * weight, want);
       if (limits.groupConcurrency !== undefined && limits.groupConcurrency - (running.get(k) ?? 0) < cap) {
         cap = limits.groupConcurrency - (running.get(k) ?? 0);
@@ -382,7 +389,7 @@ function* walkGroups(
     for (let depth = 0; walk.ids.length < want; depth++) {
       let any = false;
       for (const k of eligible) {
-        const weight = limits.groupWeight ? limits.groupWeight(k) : 1;
+        const weight = limits.groupWeights?.[k] ?? 1;
         for (let w = 0; w < weight && walk.ids.length < want; w++) {
           const id = byGroup.get(k)?.[depth * weight + w];
           if (id === undefined) continue;

@@ -72,8 +72,14 @@ const queueOptionsSchema = z
     groupConcurrency: z.number().int().min(1).max(1_000_000).optional(),
     /** Each group's own shared budget of starts, like a global `rateLimit` per group. */
     groupRateLimit: rateSchema.optional(),
-    /** A group's share of each round-robin round (an integer from 1 to 100; default 1 for every group). */
-    groupWeight: fn<(group: string) => number>("a function (group) => weight").optional(),
+    /**
+     * Groups' shares of each round-robin round, `{ [group]: weight }` (integers from 1 to 100; every
+     * group not named weighs 1). Plain data, because the claim that reads it runs in the store.
+     */
+    groupWeights: z
+      .record(z.string().min(1).max(255), z.number().int().min(1).max(100))
+      .refine((w) => Object.keys(w).length <= 10_000, "at most 10,000 weighted groups")
+      .optional(),
     /** A shared budget (`tw.limiter(...)`) that every job start of this queue takes a token of. */
     limiter: z.custom<Limiter>((v) => v instanceof Limiter, "expected a limiter from tw.limiter(name, { max, per })").optional(),
     /**
@@ -150,29 +156,18 @@ export function parseQueueOptions(name: string, options: unknown): QueueConfig {
 /** The limits a queue's options put in the store, or undefined when it has none (the plain claim). */
 function sharedLimits(name: string, o: z.output<typeof queueOptionsSchema>): ClaimLimits | undefined {
   const grouped = o.group !== undefined || o.groupConcurrency !== undefined || o.groupRateLimit !== undefined;
-  if (o.groupWeight && !grouped) throw new InvalidInputError(`queue "${name}": groupWeight needs a grouped queue (group, groupConcurrency or groupRateLimit)`);
+  if (o.groupWeights && !grouped) throw new InvalidInputError(`queue "${name}": groupWeights needs a grouped queue (group, groupConcurrency or groupRateLimit)`);
   const buckets = [];
   if (o.rateLimit?.scope === "global") buckets.push(bucketOf(`queue:${name}`, o.rateLimit));
   if (o.limiter) buckets.push(o.limiter.spec);
   if (!grouped && buckets.length === 0 && o.globalConcurrency === undefined) return undefined;
-  const weigh = o.groupWeight;
   return {
     globalConcurrency: o.globalConcurrency,
     groupConcurrency: o.groupConcurrency,
     buckets,
     groupRate: o.groupRateLimit ? { intervalMs: o.groupRateLimit.per / o.groupRateLimit.max, burst: o.groupRateLimit.burst ?? 1 } : undefined,
     grouped,
-    // A weight is a user function called per claim: one that throws or answers nonsense counts as 1.
-    groupWeight: weigh
-      ? (group) => {
-          try {
-            const w = weigh(group);
-            return Number.isInteger(w) && w >= 1 ? Math.min(w, 100) : 1;
-          } catch {
-            return 1;
-          }
-        }
-      : undefined,
+    groupWeights: o.groupWeights,
   };
 }
 

@@ -171,8 +171,8 @@ export interface ClaimLimits {
   groupRate?: { intervalMs: number; burst: number };
   /** Jobs carry groups, and claims take the groups round-robin. */
   grouped: boolean;
-  /** A group's share of each round (default 1). */
-  groupWeight?: (group: string) => number;
+  /** Groups' shares of each round (a group not named: 1). */
+  groupWeights?: Record<string, number>;
 }
 
 export interface ClaimParams {

@@ -270,7 +270,7 @@ export class QueueWorker {
         // little later for a slot another process frees, and after a poll (or a resume's wake-up)
         // for a paused queue. The store's due times would say "now" and spin.
         this.exhausted = true;
-        held = result.paused ? this.deps.clock.now() + this.deps.pollIntervalMs : (result.retryAt ?? this.deps.clock.now() + HOLD_POLL_MS);
+        held = this.holdUntil(result);
       } else if (jobs.length < limit && !this.wokenDuringClaim) {
         // A wake-up that arrived while the claim was in flight may be for a job the claim's snapshot missed.
         this.exhausted = true;
@@ -411,8 +411,7 @@ export class QueueWorker {
       if (result.held && entries.length < limit) {
         // A group at its limit leaves the others' jobs to the next batch; nothing at all started: wait.
         if (entries.length > 0) continue;
-        const now = this.deps.clock.now();
-        return { ran, more: false, heldUntil: result.paused ? now + this.deps.pollIntervalMs : (result.retryAt ?? now + HOLD_POLL_MS) };
+        return { ran, more: false, heldUntil: this.holdUntil(result) };
       }
       if (entries.length < limit) return { ran, more: false };
     }
@@ -445,6 +444,17 @@ export class QueueWorker {
     if (this.config.limits && result.jobs.length) this.deps.logger.debug("queue.limited_claim", { queue: this.config.name, started: result.jobs.length, waitedMs: result.jobs.map((j) => Math.max(0, now - j.runAt)) });
     this.limiter.started(result.jobs.length);
     return { entries: this.leases.hold(result.jobs), result };
+  }
+
+  /**
+   * When a worker whose due jobs wait on a limit looks again: when a token comes back; after a poll
+   * for a pause (a resume wakes workers itself); soon for a slot another process frees, which sends
+   * no wake-up.
+   */
+  private holdUntil(result: ClaimResult): number {
+    const now = this.deps.clock.now();
+    if (result.retryAt !== null) return result.retryAt;
+    return now + (result.held === "paused" ? this.deps.pollIntervalMs : HOLD_POLL_MS);
   }
 
   private grow(): void {
