@@ -67,6 +67,17 @@ export class FlowSql {
     await this.db.query(`UPDATE tickwork_limits SET paused_until = NULL WHERE bucket = $1`, [bucket]);
   }
 
+  async pruneBuckets({ before, limit }: { before: number; limit: number }): Promise<number> {
+    const rows = await this.db.query(
+      `DELETE FROM tickwork_limits WHERE bucket IN (
+         SELECT bucket FROM tickwork_limits WHERE tat < $1 AND (paused_until IS NULL OR paused_until < $3) LIMIT $2
+       ) RETURNING bucket`,
+      // The same instant twice: one parameter compared with a double and a bigint column has no one type on PostgreSQL.
+      [before, limit, before],
+    );
+    return rows.length;
+  }
+
   async bucketStates({ buckets }: { buckets: string[] }): Promise<Record<string, BucketState>> {
     if (buckets.length === 0) return {};
     const list = inList(this.d, 1, buckets, "text");

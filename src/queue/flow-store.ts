@@ -2,7 +2,7 @@ import type { FlowSql } from "./flow-sql.js";
 import type { Job } from "./job.js";
 import type { ClaimParams, ClaimResult, QueueStore } from "./store.js";
 
-type FlowOperations = "claim" | "takeTokens" | "pauseBucket" | "resumeBucket" | "bucketStates" | "setPaused" | "pauses" | "groupCounts";
+type FlowOperations = "claim" | "takeTokens" | "pauseBucket" | "resumeBucket" | "pruneBuckets" | "bucketStates" | "setPaused" | "pauses" | "groupCounts";
 
 /**
  * The flow-control half of a queue store, the same on both dialects: each dialect's store extends it
@@ -32,6 +32,10 @@ export abstract class FlowControlledStore implements Pick<QueueStore, FlowOperat
 
   resumeBucket(params: Parameters<QueueStore["resumeBucket"]>[0]) {
     return this.flow.resumeBucket(params);
+  }
+
+  pruneBuckets(params: Parameters<QueueStore["pruneBuckets"]>[0]) {
+    return this.flow.pruneBuckets(params);
   }
 
   bucketStates(params: Parameters<QueueStore["bucketStates"]>[0]) {

@@ -7,6 +7,7 @@ export type Retention = Record<Extract<JobStatus, "succeeded" | "failed" | "canc
 
 /** Rows deleted per statement, so one prune never holds the table for long. */
 const PRUNE_BATCH = 1_000;
+const BUCKET_IDLE_MS = 3_600_000;
 
 /** Deletes finished jobs past their retention, so the jobs table grows with the live work, not with history. */
 export class Pruner {
@@ -24,5 +25,10 @@ export class Pruner {
       }
       if (pruned) logger.info("jobs.pruned", { status, count: pruned, olderThanMs: keep });
     }
+    // A bucket whose every token came back long ago, and that no pause holds, is a full bucket: its
+    // row says nothing a missing row does not. An hour's margin keeps the delete well clear of a
+    // claim that is about to lock the row (it would then merely find it missing, and full).
+    const buckets = await store.pruneBuckets({ before: now - BUCKET_IDLE_MS, limit: PRUNE_BATCH });
+    if (buckets) logger.debug("limits.pruned", { count: buckets });
   }
 }

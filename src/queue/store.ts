@@ -41,6 +41,9 @@ export interface QueueStore {
   /** Ends a bucket's pause. */
   resumeBucket(params: { bucket: string }): Promise<void>;
 
+  /** Deletes up to `limit` buckets full since before `before` and not paused (a group's bucket outlives its group's jobs). */
+  pruneBuckets(params: { before: number; limit: number }): Promise<number>;
+
   /** The stored state of some buckets; a bucket never used is missing (it is full). */
   bucketStates(params: { buckets: string[] }): Promise<Record<string, BucketState>>;
 
