@@ -3,14 +3,32 @@ import { HELP_OPTION, flag, parse, renderHelp } from "./args.js";
 import type { Command } from "./command.js";
 import { jobsCancelCommand, jobsListCommand, jobsRetryCommand } from "./commands/jobs.js";
 import { migrateCommand } from "./commands/migrate.js";
+import { queuesPauseCommand, queuesResumeCommand, queuesStatusCommand } from "./commands/queues.js";
 import { startCommand } from "./commands/start.js";
 import { statusCommand } from "./commands/status.js";
 import { tasksPauseCommand, tasksResumeCommand, tasksRunCommand } from "./commands/tasks.js";
 import { EXIT_OK, EXIT_USAGE, UsageError, exitCodeOf, messageOf } from "./errors.js";
 import { note, print } from "./output.js";
 
-const COMMANDS: Command[] = [startCommand, migrateCommand, statusCommand, jobsListCommand, jobsRetryCommand, jobsCancelCommand, tasksRunCommand, tasksPauseCommand, tasksResumeCommand];
-const GROUPS: Record<string, string> = { jobs: "look at jobs, retry or cancel them", tasks: "run, pause and resume periodic tasks" };
+const COMMANDS: Command[] = [
+  startCommand,
+  migrateCommand,
+  statusCommand,
+  jobsListCommand,
+  jobsRetryCommand,
+  jobsCancelCommand,
+  queuesPauseCommand,
+  queuesResumeCommand,
+  queuesStatusCommand,
+  tasksRunCommand,
+  tasksPauseCommand,
+  tasksResumeCommand,
+];
+const GROUPS: Record<string, string> = {
+  jobs: "look at jobs, retry or cancel them",
+  queues: "pause and resume queues (or groups of them) in every process, and see their flow control",
+  tasks: "run, pause and resume periodic tasks",
+};
 
 /** Runs one command line and returns the exit code; every error becomes one line on stderr. */
 export async function runCli(argv: string[]): Promise<number> {

@@ -145,23 +145,25 @@ export class FlowSql {
       if (limits.globalConcurrency !== undefined && limits.globalConcurrency - total < want) {
         want = Math.max(0, limits.globalConcurrency - total);
         held = "globalConcurrency";
-        if (want === 0) return result(held);
+        if (want === 0) return result((yield* anyDue(tx, d, queue, now)) ? held : null);
       }
     }
 
     const shared = yield* lockBuckets(tx, d, limits.buckets.map((b) => b.bucket), now);
-    let retryAt: number | null = null;
+    // When every bucket has a token again after taking `n` now.
+    const bucketsRefill = (n: number) => Math.max(...limits.buckets.map((spec) => nextTokenAt(spec, take(spec, shared.get(spec.bucket), now, n), now)));
     for (const spec of limits.buckets) {
       const left = tokens(spec, shared.get(spec.bucket), now);
       if (left < want) {
         want = left;
         held = "rateLimit";
-        retryAt = Math.max(retryAt ?? 0, nextTokenAt(spec, shared.get(spec.bucket), left === 0 ? now : now + 1));
       }
     }
-    if (want === 0) return result(held, retryAt);
+    if (want === 0) return (yield* anyDue(tx, d, queue, now)) ? result(held, held === "rateLimit" ? bucketsRefill(0) : null) : result(null);
+    let retryAt: number | null = null;
 
     let ids: string[] | null = null;
+    let groupHeld: ClaimHold | null = null;
     let cursor = p.after ?? null;
     const groupTaken = new Map<string, number>();
     if (limits.grouped) {
@@ -170,8 +172,9 @@ export class FlowSql {
       cursor = walk.cursor;
       for (const [group, n] of walk.taken) groupTaken.set(group, n);
       if (walk.held && ids.length < want) {
+        groupHeld = walk.held;
         held ??= walk.held;
-        if (walk.retryAt !== null) retryAt = Math.min(retryAt ?? Infinity, walk.retryAt);
+        if (walk.retryAt !== null) retryAt = walk.retryAt;
       }
       if (limits.groupRate && groupTaken.size) {
         const rate = limits.groupRate;
@@ -186,7 +189,8 @@ export class FlowSql {
         );
       }
     }
-    if (ids !== null && ids.length === 0) return { jobs: [], paused: false, held, retryAt, cursor };
+    // Nothing to take: only what held groups back can be waiting (the queue's own caps held nothing).
+    if (ids !== null && ids.length === 0) return { jobs: [], paused: false, held: groupHeld, retryAt: groupHeld ? retryAt : null, cursor };
 
     // The picked ids, or for an ungrouped queue the first `want` due jobs in claim order, chosen in
     // the same statement (`+run_at`: see the plain claim in queue/sqlite.ts).
@@ -205,8 +209,22 @@ export class FlowSql {
     if (limits.buckets.length) {
       yield* writeBuckets(tx, d, limits.buckets.map((spec) => [spec.bucket, take(spec, shared.get(spec.bucket), now, jobs.length)]), now);
     }
+    // Fewer due jobs than the global cap allowed: the queue ran out, not the cap. Saying "held" would
+    // have the worker claim again at the next token (or poll) with nothing due.
+    if ((held === "globalConcurrency" || held === "rateLimit") && (jobs.length < want || !(yield* anyDue(tx, d, queue, now)))) {
+      held = groupHeld;
+      retryAt = groupHeld ? retryAt : null;
+    } else if (held === "rateLimit") {
+      retryAt = Math.min(retryAt ?? Infinity, bucketsRefill(jobs.length));
+    }
     return { jobs, paused: false, held, retryAt, cursor };
   }
+}
+
+/** Whether a job of `queue` is due and pending: what a cap that cut a claim short may be holding back. */
+function* anyDue(tx: SqlTx, d: FlowDialect, queue: string, now: number): Body<boolean> {
+  const rows = yield* tx.query(`SELECT 1 AS due FROM tickwork_jobs WHERE queue = $1 AND status = 'pending' AND ${d.postgres ? "run_at" : "+run_at"} <= $2 LIMIT 1`, [queue, now]);
+  return rows.length > 0;
 }
 
 export function groupBucket(queue: string, group: string): string {
@@ -357,11 +375,16 @@ function* walkGroups(
         }
       }
     }
-    const eligible = open.filter((k) => (caps.get(k) ?? 1) > 0);
-    if (eligible.length === 0) continue;
+    const withRoom = open.filter((k) => (caps.get(k) ?? 1) > 0);
+    if (withRoom.length === 0) continue;
+    // More open groups than jobs still wanted: one each for the first of them, and the next round (or
+    // the next claim) goes on after the last one looked at, so no group is read for nothing.
+    const remaining = want - walk.ids.length;
+    const eligible = withRoom.length > remaining ? withRoom.slice(0, remaining) : withRoom;
+    if (eligible.length < withRoom.length) from = eligible[eligible.length - 1]!;
     // Each group's share of this round: its weight, within its room; more than one round's worth is
     // fetched only when few groups share what the claim asks for.
-    const perRound = Math.max(1, Math.ceil((want - walk.ids.length) / eligible.length));
+    const perRound = Math.max(1, Math.ceil(remaining / eligible.length));
     // A group whose limit, not its backlog, bounds what it may take now: if it fills that share, it
     // may have more due jobs waiting on the limit.
     const boundBy = new Map<string, ClaimHold>();

@@ -96,7 +96,11 @@ export class QueueWorker {
     this.workerId = `${deps.instanceId}/${config.name}`;
     this.batch = config.batchSize;
     this.maxBatch = config.adaptiveBatch ? Math.min(Math.max(16 * config.concurrency, 500), 1_000) : config.batchSize;
-    this.outcomes = new OutcomeBatcher(store, () => clock.now(), () => this.pump());
+    // Outcomes written: a queue held at a concurrency limit has a slot free in the store only now.
+    this.outcomes = new OutcomeBatcher(store, () => clock.now(), () => {
+      if (this.lastHold === "globalConcurrency" || this.lastHold === "groupConcurrency") this.exhausted = false;
+      this.pump();
+    });
     this.executor = new JobExecutor(config, { clock, logger, outcomes: this.outcomes, retryScheduled: (at) => this.wakeBy(at) });
     this.leases = new Leases({
       store, clock, logger, workerId: this.workerId, leaseMs: config.leaseMs, outcomes: this.outcomes,
@@ -356,9 +360,6 @@ export class QueueWorker {
     void this.executor.run(entry).then((outcome) => {
       this.jobMs += (performance.now() - started - this.jobMs) / 8;
       this.running.delete(entry.job.id);
-      // A slot of a queue held at its concurrency limit was this job's: look again without waiting
-      // for the hold's poll.
-      if (this.lastHold === "globalConcurrency" || this.lastHold === "groupConcurrency") this.exhausted = false;
       if (!entry.released) this.executor.settle(entry.job, outcome).catch((error) => this.storeError("settle", error));
       if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
       this.pump();

@@ -8,6 +8,7 @@ import { fanoutRoutes } from "./api/fanouts.js";
 import { healthRoutes } from "./api/health.js";
 import { idempotencyRoutes } from "./api/idempotency.js";
 import { jobRoutes } from "./api/jobs.js";
+import { limiterRoutes } from "./api/limiters.js";
 import { overviewRoutes } from "./api/overview.js";
 import { queueRoutes } from "./api/queues.js";
 import { taskRoutes } from "./api/tasks.js";
@@ -65,6 +66,7 @@ export function createAdminApp(tw: Tickwork, options: AdminAppOptions): AdminApp
   idempotencyRoutes(api, tw);
   deliveryRoutes(api, tw);
   fanoutRoutes(api, tw);
+  limiterRoutes(api, tw);
   overviewRoutes(api, tw, throughput);
   api.onError(onError);
 

@@ -13,9 +13,11 @@ export interface Issue {
 type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 500 | 503;
 
 /**
- * An answer the admin API gives on purpose. Its body is `{ error, message, issues? }`: `error` a
- * short code to branch on, `message` for a person, naming the field at fault. Not a `TickworkError`:
- * it never leaves the app (`errorResponse` turns it into the answer), and its codes are the API's own.
+ * An answer the admin API gives on purpose. Its body is `{ error, code?, message, issues? }`: `error`
+ * a short code to branch on, `message` for a person, naming the field at fault, and `code` the
+ * engine's own `TW_*` code when the engine refused (the code a script using tickwork as a library
+ * would see). Not a `TickworkError`: it never leaves the app (`errorResponse` turns it into the
+ * answer), and its `error` codes are the API's own.
  */
 export class ApiError extends Error {
   constructor(
@@ -23,6 +25,7 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly issues?: Issue[],
+    readonly tickworkCode?: string,
   ) {
     super(message);
     this.name = "ApiError";
@@ -42,8 +45,8 @@ export function invalid(code: "invalid_query" | "invalid_body" | "invalid_path",
 export function errorResponse(c: Context, error: unknown, logger: Logger): Response {
   const known = toApiError(error);
   if (known) {
-    const { status, code, message, issues } = known;
-    return c.json(issues ? { error: code, message, issues } : { error: code, message }, status);
+    const { status, code, message, issues, tickworkCode } = known;
+    return c.json({ error: code, ...(tickworkCode ? { code: tickworkCode } : {}), message, ...(issues ? { issues } : {}) }, status);
   }
   logger.error("server.error", { method: c.req.method, path: c.req.path, error: errorText(error) });
   return c.json({ error: "internal_error", message: "the request failed; the server's log has the details (event server.error)" }, 500);
@@ -51,11 +54,11 @@ export function errorResponse(c: Context, error: unknown, logger: Logger): Respo
 
 function toApiError(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
-  if (error instanceof JobNotFoundError) return new ApiError(404, "not_found", error.message);
-  if (error instanceof JobStateError) return new ApiError(409, "conflict", error.message);
-  if (error instanceof UnknownQueueError) return new ApiError(400, "unknown_queue", error.message);
-  if (error instanceof InvalidInputError || isInputError(error)) return new ApiError(400, "invalid_input", error.message);
-  if (error instanceof StoreUnavailableError) return new ApiError(503, "store_unavailable", "the store cannot be reached; try again");
+  if (error instanceof JobNotFoundError) return new ApiError(404, "not_found", error.message, undefined, error.code);
+  if (error instanceof JobStateError) return new ApiError(409, "conflict", error.message, undefined, error.code);
+  if (error instanceof UnknownQueueError) return new ApiError(400, "unknown_queue", error.message, undefined, error.code);
+  if (error instanceof InvalidInputError || isInputError(error)) return new ApiError(400, "invalid_input", error.message, undefined, error.code);
+  if (error instanceof StoreUnavailableError) return new ApiError(503, "store_unavailable", "the store cannot be reached; try again", undefined, error.code);
   return null;
 }
 

@@ -4,4 +4,4 @@ export { adminApp, serve, TOKEN_VARIABLE, type AdminOptions, type ServeOptions, 
 export { createAdminApp, type AdminApp, type AdminAppOptions } from "./app.js";
 export { prometheusMetrics, type MetricsExposition } from "./metrics.js";
 export type { AuthMode } from "./auth.js";
-export type { Overview, QueueSummary, JobSummary, JobListItem, PayloadPreview, TaskSummary, ThroughputSnapshot, TaskRunResult, DeliverySummary, DeliveryItemView, FanoutSummary, FanoutTargetView } from "./api/types.js";
+export type { Overview, QueueSummary, JobSummary, JobListItem, PayloadPreview, TaskSummary, ThroughputSnapshot, TaskRunResult, DeliverySummary, DeliveryItemView, FanoutSummary, FanoutTargetView, QueueFlowView, BucketView, GroupView, QueueControlResult, LimiterView } from "./api/types.js";

@@ -13,13 +13,20 @@ export interface MetricsExposition {
 
 const JOB_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900];
 const TASK_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
+/** A job held by a limit waits from a few milliseconds (a busy slot) to an hour (a paused upstream). */
+const LIMIT_WAIT_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
+/**
+ * Groups exported per queue, the busiest first: group names come from payloads (tenants, symbols),
+ * and one series per group of a queue with 100,000 tenants would swamp the scraper.
+ */
+const GROUP_SERIES = 20;
 
 /**
  * Prometheus metrics of one engine, in a registry of their own (never prom-client's global one, so
  * two engines or the user's own metrics never collide). Counters and histograms are fed by the
  * engine's events through a logger observer, which sees every event whatever the log level; the
- * gauges (jobs by queue and status, task state, delivery outboxes, fan-out targets) are read from the
- * store at each scrape, so they are true across processes. Node only: prom-client needs Node
+ * gauges (jobs by queue and status, task state, delivery outboxes, fan-out targets, queues' flow
+ * control and shared budgets) are read from the store at each scrape, so they are true across processes. Node only: prom-client needs Node
  * built-ins that workerd lacks.
  */
 export function prometheusMetrics(tw: Tickwork): MetricsExposition {
@@ -51,6 +58,16 @@ export function prometheusMetrics(tw: Tickwork): MetricsExposition {
   const fanoutRetries = new Counter({ name: "tickwork_fanout_retries_total", help: "Fan-out rounds that failed and scheduled a retry on the backoff.", labelNames: ["fanout"], registers });
   const behind = new Gauge({ name: "tickwork_fanout_targets_behind", help: "Targets that have not acknowledged a fan-out's current version (read at scrape).", labelNames: ["fanout"], registers });
   const fanoutFailures = new Gauge({ name: "tickwork_fanout_consecutive_failures", help: "Consecutive failed rounds of a fan-out (read at scrape).", labelNames: ["fanout"], registers });
+
+  const queuePaused = new Gauge({ name: "tickwork_queue_paused", help: "1 while a queue is paused for every process (read at scrape).", labelNames: ["queue"], registers });
+  const queueRunning = new Gauge({ name: "tickwork_queue_running", help: "Jobs of a queue running in every process, leases not lapsed (read at scrape).", labelNames: ["queue"], registers });
+  const globalConcurrency = new Gauge({ name: "tickwork_queue_global_concurrency", help: "A queue's globalConcurrency, for queues that set one (compare with tickwork_queue_running).", labelNames: ["queue"], registers });
+  const groupJobs = new Gauge({ name: "tickwork_group_jobs", help: `Jobs of a grouped queue's busiest groups (at most ${GROUP_SERIES} per queue) by state: pending, running (read at scrape).`, labelNames: ["queue", "group", "state"], registers });
+  const limitTokens = new Gauge({ name: "tickwork_limit_tokens", help: "Tokens in a shared budget now: a queue's global rate limit (queue:<name>) or a limiter (limiter:<name>) (read at scrape).", labelNames: ["bucket"], registers });
+  const limitPaused = new Gauge({ name: "tickwork_limit_paused", help: "1 while a shared budget is paused for every process, by an upstream's rate-limit answer or by hand (read at scrape).", labelNames: ["bucket"], registers });
+  const throttled = new Counter({ name: "tickwork_queue_throttled_total", help: "Times this process's worker of a queue started being held back, by the limit that held it.", labelNames: ["queue", "by"], registers });
+  const limitWait = new Histogram({ name: "tickwork_job_limit_wait_seconds", help: "How long jobs of a limited queue waited past their run time before this process started them.", labelNames: ["queue"], buckets: LIMIT_WAIT_SECONDS, registers });
+  const limiterPauses = new Counter({ name: "tickwork_limiter_paused_total", help: "Pauses of a limiter made in this process (an upstream's 429 or rate-limit headers, or by hand).", labelNames: ["limiter"], registers });
 
   const storeErrors = new Counter({ name: "tickwork_store_errors_total", help: "Store calls that failed in the background (retried).", labelNames: ["operation"], registers });
   const events = new Counter({ name: "tickwork_events_total", help: "Every event the engine emitted, by name and level, whatever the log level.", labelNames: ["event", "level"], registers });
@@ -105,6 +122,16 @@ export function prometheusMetrics(tw: Tickwork): MetricsExposition {
       case "fanout.retry_scheduled":
         if (typeof e.fanout === "string") fanoutRetries.inc({ fanout: e.fanout });
         break;
+      case "queue.throttled":
+        if (queue !== undefined) throttled.inc({ queue, by: typeof e.by === "string" ? e.by : "unknown" });
+        break;
+      case "queue.limited_claim":
+        if (queue === undefined || !Array.isArray(e.waitedMs)) break;
+        for (const ms of e.waitedMs) if (typeof ms === "number") limitWait.observe({ queue }, ms / 1000);
+        break;
+      case "limiter.paused":
+        if (typeof e.limiter === "string") limiterPauses.inc({ limiter: e.limiter });
+        break;
       case "store.error":
         storeErrors.inc({ operation: typeof e.operation === "string" ? e.operation : "unknown" });
         break;
@@ -115,11 +142,13 @@ export function prometheusMetrics(tw: Tickwork): MetricsExposition {
   return {
     contentType: registry.contentType,
     async render() {
-      const [counts, scheduler, deliveries, fanouts] = await Promise.all([
+      const [counts, scheduler, deliveries, fanouts, flows, limiters] = await Promise.all([
         tw.jobs.counts(),
         tw.scheduler.status(),
         Promise.all([...tw.deliveries.values()].map((d) => d.status())),
         Promise.all([...tw.fanouts.values()].map((f) => f.status())),
+        tw.queues.status(undefined, { groups: GROUP_SERIES }),
+        Promise.all(tw.limiters().map(async (l) => ({ bucket: l.spec.bucket, state: await l.state() }))),
       ]);
       const declared = tw.status().queues.map((q) => q.name);
       jobs.reset();
@@ -142,6 +171,24 @@ export function prometheusMetrics(tw: Tickwork): MetricsExposition {
       for (const f of fanouts) {
         behind.set({ fanout: f.name }, f.targets.filter((t) => t.behind).length);
         fanoutFailures.set({ fanout: f.name }, f.consecutiveFailures);
+      }
+      for (const gauge of [queuePaused, queueRunning, globalConcurrency, groupJobs, limitTokens, limitPaused]) gauge.reset();
+      const buckets = new Map<string, { tokens: number; pausedUntil: number | null }>();
+      for (const f of flows) {
+        queuePaused.set({ queue: f.name }, f.paused ? 1 : 0);
+        queueRunning.set({ queue: f.name }, f.running);
+        if (f.globalConcurrency !== null) globalConcurrency.set({ queue: f.name }, f.globalConcurrency);
+        for (const g of f.groups) {
+          groupJobs.set({ queue: f.name, group: g.group, state: "pending" }, g.pending);
+          groupJobs.set({ queue: f.name, group: g.group, state: "running" }, g.running);
+        }
+        for (const b of f.buckets) buckets.set(b.bucket, b);
+      }
+      // A limiter no queue draws from (one a handler or an HTTP client acquires) is a budget too.
+      for (const { bucket, state } of limiters) buckets.set(bucket, state);
+      for (const [bucket, b] of buckets) {
+        limitTokens.set({ bucket }, b.tokens);
+        limitPaused.set({ bucket }, b.pausedUntil !== null ? 1 : 0);
       }
       return registry.metrics();
     },

@@ -4,11 +4,11 @@ import { MAX_TIME_MS, textProblem } from "../core/bounds.js";
 import { toMs } from "../core/duration.js";
 import { ApiError, invalid } from "./errors.js";
 
-/** Queue and task names, as the engine accepts them. */
+/** Queue, task and limiter names, as the engine accepts them. */
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const INT64_MAX = "9223372036854775807";
 
-export const name = (what: "queue" | "task") =>
+export const name = (what: "queue" | "task" | "limiter") =>
   z.string().regex(NAME, `a ${what} name is 1-128 letters, digits, "_", ".", ":" or "-", starting with a letter or digit`);
 
 /** Job ids are 64-bit integers: a longer one would reach PostgreSQL as an out-of-range error, not a 404. */

@@ -6,7 +6,7 @@ import { runCli, workdir } from "./fixtures/cli.js";
 // Each test runs tickwork processes (node + tsx): generous limits for a loaded machine.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
-const COMMANDS = ["start", "migrate", "status", "jobs list", "jobs retry", "jobs cancel", "tasks run", "tasks pause", "tasks resume"];
+const COMMANDS = ["start", "migrate", "status", "jobs list", "jobs retry", "jobs cancel", "queues pause", "queues resume", "queues status", "tasks run", "tasks pause", "tasks resume"];
 
 describe("tickwork --help and usage errors", () => {
   const work = workdir();
@@ -38,7 +38,7 @@ describe("tickwork --help and usage errors", () => {
     expect(stdout).toContain("-h, --help");
   });
 
-  it.each(["jobs", "tasks"])("tickwork %s --help lists its subcommands", async (group) => {
+  it.each(["jobs", "queues", "tasks"])("tickwork %s --help lists its subcommands", async (group) => {
     const { code, stdout } = await run([group, "--help"]);
     expect(code).toBe(0);
     for (const command of COMMANDS.filter((c) => c.startsWith(`${group} `))) expect(stdout).toContain(`  ${command} `);
@@ -51,7 +51,7 @@ describe("tickwork --help and usage errors", () => {
   });
 
   it.each([
-    { args: ["launch"], message: 'tickwork: unknown command "launch" (commands: start, migrate, status, jobs, tasks) (see: tickwork --help)' },
+    { args: ["launch"], message: 'tickwork: unknown command "launch" (commands: start, migrate, status, jobs, queues, tasks) (see: tickwork --help)' },
     { args: ["jobs"], message: "tickwork jobs: missing the subcommand: list, retry, cancel (see: tickwork jobs --help)" },
     { args: ["jobs", "purge"], message: 'tickwork jobs: unknown subcommand "purge" (jobs has list, retry, cancel) (see: tickwork jobs --help)' },
     { args: ["--db", "x.db", "status"], message: "tickwork: the command comes first: tickwork <command> [options], got --db (see: tickwork --help)" },
@@ -65,6 +65,11 @@ describe("tickwork --help and usage errors", () => {
     { args: ["jobs", "retry", "abc"], message: 'tickwork jobs retry: job ids: expected job ids (integers from 1 to 9223372036854775807), got "abc" (see: tickwork jobs retry --help)' },
     { args: ["jobs", "retry", "--failed"], message: "tickwork jobs retry: --failed needs --queue <name> (see: tickwork jobs retry --help)" },
     { args: ["jobs", "cancel", "7", "x"], message: 'tickwork jobs cancel: job ids: expected job ids (integers from 1 to 9223372036854775807), got "x" (see: tickwork jobs cancel --help)' },
+    { args: ["queues"], message: "tickwork queues: missing the subcommand: pause, resume, status (see: tickwork queues --help)" },
+    { args: ["queues", "pause"], message: "tickwork queues pause: missing the queue to pause (see: tickwork queues pause --help)" },
+    { args: ["queues", "resume", "a", "b"], message: 'tickwork queues resume: unexpected argument "b" (see: tickwork queues resume --help)' },
+    { args: ["queues", "status", "--groups", "many"], message: 'tickwork queues status: --groups must be an integer from 0 to 1000, got "many" (see: tickwork queues status --help)' },
+    { args: ["queues", "status", "--group", "a"], message: "tickwork queues status: unknown option --group (see: tickwork queues status --help)" },
     { args: ["tasks", "run"], message: "tickwork tasks run: missing the task to run: a name from the config, or all (see: tickwork tasks run --help)" },
     { args: ["tasks", "pause"], message: "tickwork tasks pause: give how long to pause: --for <duration> (e.g. 2h) or --until <time>, one of them (see: tickwork tasks pause --help)" },
     { args: ["tasks", "pause", "--for", "soon"], message: "tickwork tasks pause: --for soon is not a duration: use e.g. 30s, 15m, 2h, 1d (see: tickwork tasks pause --help)" },

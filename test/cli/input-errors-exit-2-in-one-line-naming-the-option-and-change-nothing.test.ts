@@ -44,6 +44,7 @@ describe.each(cliDatabases)("tickwork input errors on $name", ({ make }) => {
     [["tasks", "pause", "--until", "253402300800000"], /^tickwork tasks pause: --until must be a time from 1970 to 9999 .*, got 253402300800000 \(see/],
     [["tasks", "pause", "--until", "+275760-09-13T00:00:00Z"], /^tickwork tasks pause: --until must be a time from 1970 to 9999 .*, got \+275760-09-13T00:00:00Z \(see/],
     [["tasks", "pause", "--for", "36501d"], /^tickwork tasks pause: --for 36501d is not a duration/],
+    [["queues", "pause", "emails", "--group", "g".repeat(256)], /^tickwork queues pause: --group must be a string of 1 to 255 characters, got a string of 256 characters starting "g+" \(see: tickwork queues pause --help\)\n$/],
   ])("tickwork %j exits 2 with one line naming the option", async (args, message) => {
     const result = await run(...args.map((a) => (a === "PENDING" ? pending : a)));
     expect(result.stderr).toMatch(message);
@@ -51,10 +52,12 @@ describe.each(cliDatabases)("tickwork input errors on $name", ({ make }) => {
     expect(result.code).toBe(2);
   });
 
-  it("nothing was changed: the pending job is still pending, no task is paused", async () => {
+  it("nothing was changed: the pending job is still pending, no task or queue is paused", async () => {
     await withEngine(database, async (tw) => {
       expect((await tw.jobs.get(pending))?.status).toBe("pending");
       expect((await tw.scheduler.status()).pausedUntil).toBeNull();
+      tw.queue("emails");
+      expect((await tw.queues.status("emails"))[0]).toMatchObject({ paused: false, pausedGroups: [] });
     });
   });
 

@@ -20,7 +20,7 @@ describe.each(allStoreCases())("POST /api/jobs/:id/retry, /cancel and /api/queue
 
     const again = await a.post(`/api/jobs/${job.id}/retry`);
     expect(again.status).toBe(409);
-    expect(again.body).toEqual({ error: "conflict", message: `job ${job.id} is pending; only failed or cancelled jobs can be retried` });
+    expect(again.body).toEqual({ error: "conflict", code: "TW_JOB_STATE", message: `job ${job.id} is pending; only failed or cancelled jobs can be retried` });
 
     down = false;
     await a.tw.tick();
@@ -68,6 +68,6 @@ describe.each(allStoreCases())("POST /api/jobs/:id/retry, /cancel and /api/queue
 
     const unknown = await a.post("/api/queues/nope/retry-failed");
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual({ error: "not_found", message: 'queue "nope" is not declared in this process (declared: mail, sms)' });
+    expect(unknown.body).toEqual({ error: "not_found", code: "TW_UNKNOWN_QUEUE", message: 'queue "nope" is not declared in this process (declared: mail, sms)' });
   });
 });

@@ -126,6 +126,43 @@ describe("the dashboard in headless Chromium", () => {
     expect((await tw.scheduler.status()).tasks[0]?.paused).toBe(false);
   });
 
+  it("shows a queue's flow control, pauses the queue and a group of it, and resumes them", async () => {
+    const { tw, url, page, problems } = await dashboard();
+    const ran: string[] = [];
+    const work = tw.queue<string>("work", { concurrency: 2, globalConcurrency: 4, group: (tenant) => tenant, handler: (job) => void ran.push(job.payload) });
+    await tw.start();
+    await page.goto(`${url}#token=${TOKEN}`);
+    const row = page.locator('section[aria-label="Queues"] tr[data-queue="work"]');
+    const state = row.locator("[data-flow-state]");
+    await expect.poll(() => state.textContent(), { timeout: 10_000 }).toBe("running");
+    expect(await row.locator("[data-flow-running]").textContent()).toBe("0 of 4 running in every process");
+
+    await page.getByRole("button", { name: "Pause queue work" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toBe("Work paused in every process.");
+    await expect.poll(() => state.textContent()).toBe("paused");
+    expect((await tw.queues.status("work"))[0]!.paused).toBe(true);
+    await work.enqueueMany([{ payload: "acme" }, { payload: "acme" }, { payload: "globex" }]);
+    // The busiest groups show while the queue is paused: acme's 2 pending first.
+    await expect.poll(() => row.locator('[data-group="acme"]').textContent(), { timeout: 10_000 }).toContain("2 pending, 0 running");
+    expect(ran).toEqual([]);
+
+    await page.getByRole("button", { name: "Pause group acme of work" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toBe("Group acme of work paused in every process.");
+    await page.getByRole("button", { name: "Resume queue work" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toBe("Work resumed in every process.");
+    await expect.poll(() => ran, { timeout: 10_000 }).toEqual(["globex"]);
+    await expect.poll(() => row.locator('[data-group="acme"]').textContent()).toContain("paused");
+    expect(await state.textContent()).not.toBe("paused");
+    mkdirSync(ARTEFACTS, { recursive: true });
+    await page.screenshot({ path: `${ARTEFACTS}/dashboard-flow.png`, fullPage: true });
+
+    await page.getByRole("button", { name: "Resume group acme of work" }).click();
+    await expect.poll(() => ran, { timeout: 10_000 }).toEqual(["globex", "acme", "acme"]);
+    await expect.poll(() => state.textContent()).toBe("running");
+    expect((await tw.queues.status("work"))[0]).toMatchObject({ paused: false, pausedGroups: [] });
+    expect(problems).toEqual([]);
+  });
+
   it("shows a delivery's dropped item and replays it, and a fan-out's target behind and reconciles it", async () => {
     const { tw, url, page, problems } = await dashboard();
     let down = true;

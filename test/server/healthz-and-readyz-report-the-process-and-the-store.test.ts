@@ -46,7 +46,7 @@ describe("PostgreSQL going away", () => {
     expect(a.named("store.error")).toMatchObject([{ operation: "readyz" }]);
     const queues = await a.get("/api/queues");
     expect(queues.status).toBe(503);
-    expect(queues.body).toEqual({ error: "store_unavailable", message: "the store cannot be reached; try again" });
+    expect(queues.body).toEqual({ error: "store_unavailable", code: "TW_STORE_UNAVAILABLE", message: "the store cannot be reached; try again" });
     expect((await a.request("GET", "/healthz", { token: null })).status).toBe(200);
 
     await proxy.open();

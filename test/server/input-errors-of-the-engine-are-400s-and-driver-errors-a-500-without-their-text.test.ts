@@ -22,23 +22,23 @@ describe.each([sqliteMemoryCase(), postgresCase()])("errors behind the API ($nam
     expect(a.named("server.error")).toEqual([expect.objectContaining({ level: "error", method: "GET", path: "/api/jobs", error: expect.stringContaining("out of range for type bigint") })]);
   });
 
-  it("an input error of the engine is a 400 with its message, whichever copy of tickwork threw it", async () => {
+  it("an input error of the engine is a 400 with its message and its code, whichever copy of tickwork threw it", async () => {
     const a = await admin();
     a.tw.queue("mail", { handler: () => {} });
     // A second copy of tickwork's modules (a config loaded through another path) has other classes: the code decides.
     class ForeignInputError extends Error {
       readonly code = "TW_INVALID_DURATION";
     }
-    const thrown: [Error, string][] = [
-      [new InvalidInputError("jobs.list: key is not well-formed Unicode"), "jobs.list: key is not well-formed Unicode"],
-      [new TickworkError("TW_UNKNOWN_TASK", 'unknown task "x"'), 'unknown task "x"'],
-      [new ForeignInputError("invalid duration \"soon\""), 'invalid duration "soon"'],
+    const thrown: [Error, string, string][] = [
+      [new InvalidInputError("jobs.list: key is not well-formed Unicode"), "jobs.list: key is not well-formed Unicode", "TW_INVALID_INPUT"],
+      [new TickworkError("TW_UNKNOWN_TASK", 'unknown task "x"'), 'unknown task "x"', "TW_UNKNOWN_TASK"],
+      [new ForeignInputError("invalid duration \"soon\""), 'invalid duration "soon"', "TW_INVALID_DURATION"],
     ];
-    for (const [error, message] of thrown) {
+    for (const [error, message, code] of thrown) {
       a.tw.store.queue.list = () => Promise.reject(error);
       const res = await a.get("/api/jobs");
       expect(res.status, message).toBe(400);
-      expect(res.body).toEqual({ error: "invalid_input", message });
+      expect(res.body).toEqual({ error: "invalid_input", code, message });
     }
     // A code that is not an input error's stays a 500.
     a.tw.store.queue.list = () => Promise.reject(new TickworkError("TW_JOB_LEASE_LOST", "lease lost"));

@@ -138,7 +138,7 @@ async function perJob(parsed: Parsed, command: string, operate: (tw: Tickwork, i
 }
 
 /** A queue is known when the config declares it or the database holds jobs of it. */
-function checkQueue(tw: Tickwork, queue: string, command: string): void {
+export function checkQueue(tw: Tickwork, queue: string, command: string): void {
   const known = tw.status().queues.map((q) => q.name);
   if (!known.includes(queue)) throw new UsageError(`unknown queue "${queue}": no config declares it and the database has no job of it (queues: ${known.join(", ") || "none"})`, command);
 }

@@ -1,15 +1,33 @@
 import type { Hono } from "hono";
+import { z } from "zod";
 import type { Tickwork } from "../../tickwork.js";
+import type { QueueFlowStatus } from "../../queue/controls.js";
 import { ApiError } from "../errors.js";
-import { name, parseParam } from "../validation.js";
-import type { JobStatusName, QueueSummary } from "./types.js";
+import { name, parseBody, parseParam, parseQuery, text } from "../validation.js";
+import type { JobStatusName, QueueControlResult, QueueFlowView, QueueSummary } from "./types.js";
 
 const ZERO: Record<JobStatusName, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
 
-/** Every queue the store has jobs of or this process declares, by name, with counts by status. */
+/** Groups the listing shows per queue: the busiest few; `GET /api/queues/:queue/flow` gives more. */
+const LISTED_GROUPS = 5;
+/** The engine's bound on a group name (`tw.queues.pause(queue, { group })`). */
+const MAX_GROUP_LENGTH = 255;
+
+const GROUPS = "an integer from 0 to 1000";
+const FlowQuery = z.object({
+  groups: z.string().regex(/^[0-9]{1,4}$/, GROUPS).transform(Number).pipe(z.number().max(1_000, GROUPS)).default(20),
+});
+/** No body, `{}`, or one group of the queue. */
+const ControlBody = z
+  .object({ group: text(MAX_GROUP_LENGTH).optional() }, { error: (issue) => (issue.code === "invalid_type" ? 'expected an object such as {"group":"tenant-1"}, or no body' : undefined) })
+  .strict();
+
+/** Every queue the store has jobs of or this process declares, by name, with counts by status and flow control. */
 export async function queueSummaries(tw: Tickwork): Promise<QueueSummary[]> {
   const declared = new Map(tw.status().queues.map((q) => [q.name, q]));
-  const counts = new Map((await tw.jobs.counts()).map((c) => [c.queue, c.counts]));
+  const [stored, flows] = await Promise.all([tw.jobs.counts(), tw.queues.status(undefined, { groups: LISTED_GROUPS })]);
+  const counts = new Map(stored.map((c) => [c.queue, c.counts]));
+  const flowOf = new Map(flows.map((f) => [f.name, flowView(f)]));
   const names = [...new Set([...declared.keys(), ...counts.keys()])].sort();
   return names.map((queue) => {
     const q = declared.get(queue);
@@ -20,15 +38,37 @@ export async function queueSummaries(tw: Tickwork): Promise<QueueSummary[]> {
       concurrency: q?.concurrency ?? null,
       runningHere: q?.running ?? 0,
       counts: counts.get(queue) ?? { ...ZERO },
+      flow: flowOf.get(queue) ?? null,
     };
   });
 }
 
-/** A queue named in a path must be declared here: 404 otherwise (in a filter it is a 400). */
+/** The engine's status as the API shows it, field by field: what the engine adds later is not published by accident. */
+export function flowView(s: QueueFlowStatus): QueueFlowView {
+  return {
+    name: s.name,
+    paused: s.paused,
+    pausedAt: s.pausedAt,
+    pausedGroups: s.pausedGroups,
+    globalConcurrency: s.globalConcurrency,
+    groupConcurrency: s.groupConcurrency,
+    running: s.running,
+    pending: s.pending,
+    buckets: s.buckets.map((b) => ({ bucket: b.bucket, intervalMs: b.intervalMs, burst: b.burst, tokens: b.tokens, pausedUntil: b.pausedUntil, nextTokenAt: b.nextTokenAt })),
+    groups: s.groups.map((g) => ({ group: g.group, pending: g.pending, running: g.running })),
+    heldBy: s.heldBy,
+  };
+}
+
+/**
+ * A queue named in a path must be declared here: 404 otherwise, with the engine's code for it (in a
+ * filter it is a 400).
+ */
 export function declaredQueue(tw: Tickwork, queue: string): string {
   const known = tw.status().queues.map((q) => q.name);
   if (!known.includes(queue)) {
-    throw new ApiError(404, "not_found", `queue "${queue}" is not declared in this process` + (known.length ? ` (declared: ${known.join(", ")})` : " (no queue is declared)"));
+    const message = `queue "${queue}" is not declared in this process` + (known.length ? ` (declared: ${known.join(", ")})` : " (no queue is declared)");
+    throw new ApiError(404, "not_found", message, undefined, "TW_UNKNOWN_QUEUE");
   }
   return queue;
 }
@@ -40,4 +80,26 @@ export function queueRoutes(api: Hono, tw: Tickwork): void {
     const queue = declaredQueue(tw, parseParam(c, "queue", name("queue")));
     return c.json({ queue, retried: await tw.jobs.retryFailed(queue) });
   });
+
+  /** The queue's flow control; `?groups=n` (0 to 1000, default 20) bounds the busiest groups listed. */
+  api.get("/queues/:queue/flow", async (c) => {
+    const queue = declaredQueue(tw, parseParam(c, "queue", name("queue")));
+    const { groups } = parseQuery(c, FlowQuery);
+    const [status] = await tw.queues.status(queue, { groups });
+    return c.json({ flow: flowView(status!) });
+  });
+
+  /**
+   * Pauses or resumes the queue, or one group of it (`{ "group": "..." }`), in every process and
+   * durably; jobs already running go on. `changed` is false when it already was paused (resumed).
+   */
+  for (const action of ["pause", "resume"] as const) {
+    api.post(`/queues/:queue/${action}`, async (c) => {
+      const queue = declaredQueue(tw, parseParam(c, "queue", name("queue")));
+      const { group } = await parseBody(c, ControlBody, '{"group":"tenant-1"}, or no body for the whole queue');
+      const changed = await tw.queues[action](queue, group === undefined ? {} : { group });
+      const result: QueueControlResult = { queue, group: group ?? null, changed };
+      return c.json(result);
+    });
+  }
 }

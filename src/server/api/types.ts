@@ -14,6 +14,63 @@ export interface QueueSummary {
   /** Jobs of this queue running in this process right now. */
   runningHere: number;
   counts: Record<JobStatusName, number>;
+  /** Its flow control as every process sees it; null for a queue not declared here. */
+  flow: QueueFlowView | null;
+}
+
+/** A shared budget (a queue's global rateLimit, a named limiter): one token every `intervalMs`. */
+export interface BucketView {
+  /** `queue:<name>` for a queue's global rateLimit, `limiter:<name>` for a named limiter. */
+  bucket: string;
+  intervalMs: number;
+  burst: number;
+  /** Tokens there now (fractions fill up between starts; 0 while paused). */
+  tokens: number;
+  pausedUntil: number | null;
+  nextTokenAt: number;
+}
+
+export interface GroupView {
+  group: string;
+  pending: number;
+  running: number;
+}
+
+/** A queue's flow control (`tw.queues.status`), read from the store: true for every process. */
+export interface QueueFlowView {
+  name: string;
+  paused: boolean;
+  pausedAt: number | null;
+  pausedGroups: string[];
+  globalConcurrency: number | null;
+  groupConcurrency: number | null;
+  /** Jobs running in every process (leases not lapsed). */
+  running: number;
+  pending: number;
+  buckets: BucketView[];
+  /** The busiest groups, most jobs first. */
+  groups: GroupView[];
+  /** What held this process's worker back at its last claim (paused, globalConcurrency, rateLimit...); null: nothing. */
+  heldBy: string | null;
+}
+
+/** What `POST /api/queues/:queue/pause` and `/resume` answer: `changed` is false when it already was so. */
+export interface QueueControlResult {
+  queue: string;
+  group: string | null;
+  changed: boolean;
+}
+
+/** A named limiter (`tw.limiter`) as `GET /api/limiters` shows it. */
+export interface LimiterView {
+  name: string;
+  max: number;
+  perMs: number;
+  burst: number;
+  tokens: number;
+  /** Paused by an upstream's rate-limit answer or by hand until then; null: not paused. */
+  pausedUntil: number | null;
+  nextTokenAt: number;
 }
 
 /**

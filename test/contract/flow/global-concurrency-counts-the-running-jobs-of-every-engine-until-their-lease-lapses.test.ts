@@ -63,7 +63,8 @@ describe.each(sharedStoreCases())("globalConcurrency counts the running jobs of 
     await clock.advance("1ms");
     const afterLapse = await claim();
     expect(afterLapse.jobs).toHaveLength(2);
-    expect(afterLapse.held).toBe("globalConcurrency");
+    // The cap cut the claim to 2, but nothing else was due: the queue ran out, the cap held nothing back.
+    expect(afterLapse.held).toBeNull();
     expect(afterLapse.jobs.map((j) => j.id).sort()).toEqual(
       (await a.tw.jobs.list({ queue: "work" })).filter((j) => !dead.some((d) => d.id === j.id)).map((j) => j.id).sort(),
     );

@@ -1,10 +1,10 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import type { Overview, TaskRunResult } from "../../api/types.js";
+import type { Overview, QueueControlResult, TaskRunResult } from "../../api/types.js";
 import { ApiFailure, saveToken, type AdminApi } from "./api.js";
 import { Deliveries } from "./deliveries.js";
 import { FailedJobs } from "./failed-jobs.js";
 import { Fanouts } from "./fanouts.js";
-import { Queues } from "./queues.js";
+import { Queues, type QueueActions } from "./queues.js";
 import { Tasks, type TaskActions } from "./tasks.js";
 import { ThroughputChart } from "./throughput-chart.js";
 
@@ -87,11 +87,25 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
       await api.call("POST", `api/jobs/${path(id)}/retry`);
       return `Job ${id} is pending again.`;
     });
-  const retryFailed = (queue: string) =>
-    act(`Retrying the failed jobs of ${queue} failed`, async () => {
-      const { retried } = await api.call<{ retried: number }>("POST", `api/queues/${path(queue)}/retry-failed`);
-      return `${retried} failed job${retried === 1 ? "" : "s"} of ${queue} pending again.`;
+  /** Pauses or resumes a queue, or a group of it; the answer says whether it already was so. */
+  const control = (action: "pause" | "resume", queue: string, group?: string) => {
+    const what = group === undefined ? queue : `group ${group} of ${queue}`;
+    const done = action === "pause" ? "paused" : "resumed";
+    return act(`${action === "pause" ? "Pausing" : "Resuming"} ${what} failed`, async () => {
+      const { changed } = await api.call<QueueControlResult>("POST", `api/queues/${path(queue)}/${action}`, group === undefined ? undefined : { group });
+      const subject = what[0]!.toUpperCase() + what.slice(1);
+      return changed ? `${subject} ${done} in every process.` : `${subject} was already ${done}.`;
     });
+  };
+  const queueActions: QueueActions = {
+    retryFailed: (queue) =>
+      act(`Retrying the failed jobs of ${queue} failed`, async () => {
+        const { retried } = await api.call<{ retried: number }>("POST", `api/queues/${path(queue)}/retry-failed`);
+        return `${retried} failed job${retried === 1 ? "" : "s"} of ${queue} pending again.`;
+      }),
+    pause: (queue, group) => control("pause", queue, group),
+    resume: (queue, group) => control("resume", queue, group),
+  };
   const replayDropped = (delivery: string) =>
     act(`Replaying the dropped items of ${delivery} failed`, async () => {
       const { replayed } = await api.call<{ replayed: string[] }>("POST", `api/deliveries/${path(delivery)}/replay`, { since: 0 });
@@ -141,7 +155,7 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
       ) : null}
       <section aria-label="Queues">
         <h2>Queues</h2>
-        <Queues queues={overview.queues} busy={busy} onRetryFailed={retryFailed} />
+        <Queues queues={overview.queues} now={now} busy={busy} actions={queueActions} />
       </section>
       <section aria-label="Throughput">
         <h2>Throughput (this process)</h2>

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { allStoreCases } from "../support/stores.js";
+import { deferred, until } from "../support/queue-fixtures.js";
+import { adminFor } from "./support/admin.js";
+import { parseExposition, value, type Family } from "./support/prometheus-text.js";
+
+/** The samples of `name` whose labels include `labels`. */
+function samples(m: Map<string, Family>, name: string, labels: Record<string, string> = {}) {
+  return (m.get(name)?.samples ?? []).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+}
+
+describe.each(allStoreCases())("GET /metrics and flow control ($name)", (storeCase) => {
+  const admin = adminFor(storeCase);
+
+  it("reads running jobs against globalConcurrency, groups' jobs and pauses at scrape, and counts throttles by the limit that held", async () => {
+    const a = await admin();
+    const gate = deferred();
+    let started = 0;
+    const work = a.tw.queue<string>("work", {
+      concurrency: 5,
+      globalConcurrency: 2,
+      group: (tenant) => tenant,
+      handler: async () => {
+        started++;
+        await gate.promise;
+      },
+    });
+    a.tw.queue("mail", { handler: () => {} });
+    await work.enqueueMany([..."aaabbc"].map((tenant) => ({ payload: tenant })));
+    const ticking = a.tw.tick();
+    await until(() => started === 2, "two jobs started");
+
+    let m = parseExposition((await a.get("/metrics")).text);
+    expect(m.get("tickwork_queue_running")?.type).toBe("gauge");
+    expect(value(m, "tickwork_queue_running", { queue: "work" })).toBe(2);
+    expect(value(m, "tickwork_queue_running", { queue: "mail" })).toBe(0);
+    expect(value(m, "tickwork_queue_global_concurrency", { queue: "work" })).toBe(2);
+    expect(samples(m, "tickwork_queue_global_concurrency", { queue: "mail" })).toEqual([]);
+    expect(value(m, "tickwork_queue_paused", { queue: "work" })).toBe(0);
+    const jobsOf = (group: string) => value(m, "tickwork_group_jobs", { queue: "work", group, state: "pending" }) + value(m, "tickwork_group_jobs", { queue: "work", group, state: "running" });
+    expect([jobsOf("a"), jobsOf("b"), jobsOf("c")]).toEqual([3, 2, 1]);
+    expect(samples(m, "tickwork_group_jobs", { state: "running" }).reduce((n, s) => n + s.value, 0)).toBe(2);
+    expect(value(m, "tickwork_queue_throttled_total", { queue: "work", by: "globalConcurrency" })).toBe(1);
+
+    expect((await a.post("/api/queues/work/pause")).status).toBe(200);
+    m = parseExposition((await a.get("/metrics")).text);
+    expect(value(m, "tickwork_queue_paused", { queue: "work" })).toBe(1);
+
+    gate.resolve();
+    await ticking;
+    m = parseExposition((await a.get("/metrics")).text);
+    expect(value(m, "tickwork_queue_throttled_total", { queue: "work", by: "paused" })).toBe(1);
+    expect(value(m, "tickwork_queue_running", { queue: "work" })).toBe(0);
+  });
+
+  it("observes how long each job of a limited queue waited, and reads the shared budgets' tokens and pauses at scrape", async () => {
+    const a = await admin();
+    const quotes = a.tw.queue("quotes", { rateLimit: { max: 1, per: "1m", scope: "global" }, handler: () => {} });
+    a.tw.limiter("prices-api", { max: 10, per: "1m", burst: 5 });
+    await quotes.enqueueMany([{ payload: 1 }, { payload: 2 }, { payload: 3 }]);
+    await a.tw.tick();
+    for (let i = 0; i < 2; i++) {
+      await a.clock.advance("1m");
+      await a.tw.tick();
+    }
+
+    let m = parseExposition((await a.get("/metrics")).text);
+    expect(value(m, "tickwork_jobs_succeeded_total", { queue: "quotes" })).toBe(3);
+    expect(m.get("tickwork_job_limit_wait_seconds")?.type).toBe("histogram");
+    expect(value(m, "tickwork_job_limit_wait_seconds_count", { queue: "quotes" })).toBe(3);
+    expect(value(m, "tickwork_job_limit_wait_seconds_sum", { queue: "quotes" })).toBe(180);
+    expect(value(m, "tickwork_job_limit_wait_seconds_bucket", { queue: "quotes", le: "0.01" })).toBe(1);
+    expect(value(m, "tickwork_job_limit_wait_seconds_bucket", { queue: "quotes", le: "60" })).toBe(2);
+    expect(value(m, "tickwork_job_limit_wait_seconds_bucket", { queue: "quotes", le: "300" })).toBe(3);
+    // Held after the first and second starts; after the third nothing is due, so nothing is held.
+    expect(value(m, "tickwork_queue_throttled_total", { queue: "quotes", by: "rateLimit" })).toBe(2);
+    expect(value(m, "tickwork_limit_tokens", { bucket: "queue:quotes" })).toBe(0);
+    expect(value(m, "tickwork_limit_tokens", { bucket: "limiter:prices-api" })).toBe(5);
+    expect(value(m, "tickwork_limit_paused", { bucket: "limiter:prices-api" })).toBe(0);
+    expect(samples(m, "tickwork_limiter_paused_total")).toEqual([]);
+
+    expect((await a.post("/api/limiters/prices-api/pause", { for: "90s" })).status).toBe(200);
+    m = parseExposition((await a.get("/metrics")).text);
+    expect(value(m, "tickwork_limit_paused", { bucket: "limiter:prices-api" })).toBe(1);
+    expect(value(m, "tickwork_limit_tokens", { bucket: "limiter:prices-api" })).toBe(0);
+    expect(value(m, "tickwork_limiter_paused_total", { limiter: "prices-api" })).toBe(1);
+  });
+
+  it("exports the 20 busiest groups of a queue and no more", async () => {
+    const a = await admin();
+    const work = a.tw.queue("work", { group: true });
+    // Group g01 has 1 job, g02 2 jobs ... g25 25 jobs: the busiest 20 are g06 to g25.
+    const groups = Array.from({ length: 25 }, (_, i) => `g${String(i + 1).padStart(2, "0")}`);
+    await work.enqueueMany(groups.flatMap((group, i) => Array.from({ length: i + 1 }, () => ({ payload: {}, group }))));
+
+    const m = parseExposition((await a.get("/metrics")).text);
+    const pending = samples(m, "tickwork_group_jobs", { queue: "work", state: "pending" });
+    expect(pending.map((s) => s.labels.group).sort()).toEqual(groups.slice(5));
+    expect(pending.find((s) => s.labels.group === "g25")?.value).toBe(25);
+    expect(samples(m, "tickwork_group_jobs", { queue: "work" })).toHaveLength(40);
+  });
+});
