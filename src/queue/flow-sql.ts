@@ -29,7 +29,25 @@ export class FlowSql {
   ) {}
 
   claim(params: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
+    const { limits } = params;
+    if (this.d.postgres && !limits.grouped && limits.buckets.length === 0 && limits.globalConcurrency !== undefined) return this.claimCapped(params, limits.globalConcurrency);
     return this.db.transaction((tx) => this.claimBody(tx, params));
+  }
+
+  /**
+   * The commonest limited claim on PostgreSQL, an ungrouped queue under globalConcurrency alone, as
+   * one call of `tickwork_claim_capped` (migration 7): the queue's lock is then held only while the
+   * server runs it, where the transaction of `claimBody` holds it across four round trips, and the
+   * claims of every process take turns on that lock.
+   */
+  private async claimCapped(p: ClaimParams, cap: number): Promise<ClaimResult> {
+    const rows = await this.db.query<JobRow>(`SELECT * FROM tickwork_claim_capped($1, $2, $3, $4, $5, $6, $7)`, [
+      p.queue, p.now, p.limit, cap, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null,
+    ]);
+    const marker = rows.find((row) => Number(row.id) === -1);
+    const jobs = rows.filter((row) => row !== marker).map((row) => toJob(row, this.d.payloadIsText)).sort(byClaimOrder);
+    const held = marker ? (marker.queue as ClaimHold) : null;
+    return { jobs, paused: held === "paused", held, retryAt: null, cursor: null };
   }
 
   /** Whether the whole queue is paused (a plain claim that found nothing asks). */

@@ -224,6 +224,50 @@ export const postgresMigrations: readonly Migration[] = [
         paused_at bigint NOT NULL,
         PRIMARY KEY (queue, group_key)
       );
+      -- The claim of an ungrouped queue under globalConcurrency, in one round trip: the lock on the
+      -- queue is held from inside the statement to its commit, not across a client's round trips, and
+      -- each statement of a function takes a fresh snapshot, so the count comes after the lock and sees
+      -- every claim that held it before. A row with id -1 is not a job: its queue column says what held
+      -- the claim back ('paused', or 'globalConcurrency' when due jobs were left behind the cap).
+      CREATE FUNCTION tickwork_claim_capped(p_queue text, p_now bigint, p_limit integer, p_cap integer,
+                                            p_worker text, p_lease_until bigint, p_max_attempts integer)
+      RETURNS SETOF tickwork_jobs LANGUAGE plpgsql AS $fn$
+      DECLARE
+        v_running integer;
+        v_want integer;
+        v_got integer := 0;
+        v_marker tickwork_jobs;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtextextended('tickwork_jobs/' || p_queue, 0));
+        v_marker.id := -1;
+        IF EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = p_queue AND group_key = '') THEN
+          v_marker.queue := 'paused';
+          RETURN NEXT v_marker;
+          RETURN;
+        END IF;
+        SELECT count(*) INTO v_running FROM tickwork_jobs WHERE status = 'running' AND lease_until >= p_now AND queue = p_queue;
+        v_want := least(p_limit, p_cap - v_running);
+        IF v_want > 0 THEN
+          RETURN QUERY
+            UPDATE tickwork_jobs j
+            SET status = 'running', attempts = j.attempts + 1, worker_id = p_worker, lease_until = p_lease_until, started_at = p_now,
+                max_attempts = CASE WHEN j.max_attempts_from_queue THEN coalesce(p_max_attempts, j.max_attempts) ELSE j.max_attempts END
+            WHERE j.id = ANY(ARRAY(
+              SELECT id FROM tickwork_jobs
+              WHERE queue = p_queue AND status = 'pending' AND run_at <= p_now
+              ORDER BY priority, run_at, id LIMIT v_want
+              FOR UPDATE SKIP LOCKED))
+            RETURNING j.*;
+          GET DIAGNOSTICS v_got = ROW_COUNT;
+        END IF;
+        IF v_want < p_limit AND v_got >= v_want
+           AND EXISTS (SELECT 1 FROM tickwork_jobs WHERE queue = p_queue AND status = 'pending' AND run_at <= p_now) THEN
+          v_marker.queue := 'globalConcurrency';
+          RETURN NEXT v_marker;
+        END IF;
+        RETURN;
+      END
+      $fn$;
     `,
   },
 ];
