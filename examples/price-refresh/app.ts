@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { createHttpClient, toMs, type Clock, type Duration, type HttpRetryOptions, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
+import { createHttpClient, toMs, type Clock, type Duration, type HttpClient, type HttpRetryOptions, type Limiter, type LogLevel, type LoggerOption, type RateOptions, type Tickwork } from "../../src/index.js";
 import { hostExample, type Hosting } from "../support/engine.js";
 import type { AppDatabase } from "./database.js";
 import { CREATE_TABLES } from "./sql.js";
@@ -17,6 +17,11 @@ export type PriceRefreshAppOptions = Hosting & {
    * (`x-api-key` is its guess); without a key the budget is per source IP (100/min, 50k/month).
    */
   teneroApiKey?: string;
+  /**
+   * The Tenero budget every process on the database draws from before each request (`TENERO_LIMITER`):
+   * default Tenero's 100 a minute. The demo and the tests shrink it with the fake's window.
+   */
+  teneroLimit?: RateOptions;
   /** The chain API the sweep reads (the fake Hiro's URL). */
   hiroUrl: string;
   /** Addresses of the competition's agents: the sweep records their swaps only. */
@@ -33,6 +38,8 @@ export type PriceRefreshAppOptions = Hosting & {
   retry?: HttpRetryOptions;
   /** Per-attempt timeout of the upstream calls; default 10s. */
   requestTimeout?: Duration;
+  /** Sent as `user-agent` to both upstreams, so their logs tell this app's processes apart. */
+  userAgent?: string;
   sweep?: SweepOptions;
   adminToken?: string;
   clock?: Clock;
@@ -54,23 +61,66 @@ export interface PriceRefreshApp {
 /** 5xx, timeouts and network errors are worth one more try; a 429 is the scheduler's business. */
 const RETRY_ON = [500, 502, 503, 504];
 
+/** The limiter's name: every process and every caller of Tenero (the price task, a sweep, a job) draws from it. */
+export const TENERO_LIMITER = "tenero";
+/**
+ * Tenero's budget without an API key: 100 requests a minute per source IP. Evenly spaced (burst 1),
+ * so no minute, wherever it starts, sees more than 100 from all our processes together.
+ */
+export const TENERO_BUDGET = { max: 100, per: "1m" } as const satisfies RateOptions;
+
+export interface TeneroClientOptions {
+  url: string;
+  apiKey?: string;
+  limit?: RateOptions;
+  retry?: HttpRetryOptions;
+  requestTimeout?: Duration;
+  /** Sent with every request (a caller's `user-agent`). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * The Tenero client for any code that calls Tenero, in any process: every attempt first takes a token
+ * of the shared `tenero` limiter, and an answer that says the budget is spent (a 429, or a minute's
+ * remaining at 0) pauses that limiter for every process until Tenero's reset, not only for this caller.
+ */
+export function createTeneroClient(tw: Tickwork, options: TeneroClientOptions): { tenero: HttpClient; budget: Limiter } {
+  const budget = tw.limiter(TENERO_LIMITER, options.limit ?? TENERO_BUDGET);
+  const tenero = createHttpClient({
+    logger: tw.logger,
+    clock: tw.clock,
+    timeout: options.requestTimeout ?? "10s",
+    retry: options.retry ?? { maxAttempts: 2 },
+    retryOn: RETRY_ON,
+    name: "tenero",
+    baseUrl: options.url,
+    limiter: budget,
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.apiKey ? { apiKey: { header: "x-api-key", value: options.apiKey } } : {}),
+  });
+  return { tenero, budget };
+}
+
 /** Seed 003 on tickwork: two periodic tasks, the cache they fill and the API that reads it, on one database. */
 export async function createPriceRefreshApp(options: PriceRefreshAppOptions): Promise<PriceRefreshApp> {
   const host = await hostExample(options, CREATE_TABLES, { clock: options.clock, logger: options.logger, logLevel: options.logLevel, handleSignals: options.handleSignals ?? false });
   const { tw, db } = host;
   // Both clients log to the engine's logger: one sink for tickwork's events and the upstreams'
   // failures (seed 003's root cause was a Tenero client that logged to a console nobody read).
-  const common = { logger: tw.logger, clock: tw.clock, timeout: options.requestTimeout ?? "10s", retry: options.retry ?? { maxAttempts: 2 }, retryOn: RETRY_ON };
-  const tenero = createHttpClient({
-    ...common,
-    name: "tenero",
-    baseUrl: options.teneroUrl,
-    ...(options.teneroApiKey ? { apiKey: { header: "x-api-key", value: options.teneroApiKey } } : {}),
+  const headers = options.userAgent ? { "user-agent": options.userAgent } : undefined;
+  const common = { logger: tw.logger, clock: tw.clock, timeout: options.requestTimeout ?? "10s", retry: options.retry ?? { maxAttempts: 2 }, retryOn: RETRY_ON, ...(headers ? { headers } : {}) };
+  const { tenero, budget } = createTeneroClient(tw, {
+    url: options.teneroUrl,
+    ...(headers ? { headers } : {}),
+    ...(options.teneroApiKey ? { apiKey: options.teneroApiKey } : {}),
+    ...(options.teneroLimit ? { limit: options.teneroLimit } : {}),
+    ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.requestTimeout ? { requestTimeout: options.requestTimeout } : {}),
   });
   const hiro = createHttpClient({ ...common, name: "hiro", baseUrl: options.hiroUrl });
   const baseTokens = options.baseTokens ?? BASE_TOKENS;
   const agents = new Set(options.agents);
-  const deps = { tw, db, tenero, hiro, baseTokens, agents, sweep: options.sweep, cadence: options.cadence };
+  const deps = { tw, db, tenero, teneroBudget: budget, hiro, baseTokens, agents, sweep: options.sweep, cadence: options.cadence };
   defineTasks(deps);
 
   const api = createApi({

@@ -11,7 +11,8 @@ import type { AddressInfo } from "node:net";
  *
  * `GET /v1/tokens/:id/price` answers `{ token, price }` (USD). Budgets live in fixed windows on the
  * injected `now()`, so a test drives them with its fake clock. Switches: failures (5xx), a delay
- * before answering, unknown tokens (404), and `spend()` for traffic from neighbours on the same IP.
+ * before answering, unknown tokens (404), `spend()` for traffic from neighbours on the same IP, and
+ * `refuseNext()` for a 429 whatever our own traffic left of the budget.
  */
 
 export interface FakeTeneroOptions {
@@ -32,8 +33,13 @@ export type FailureSwitch = { status: number; tokens?: readonly string[] } | nul
 export interface TeneroRequest {
   token: string;
   client: string;
+  /** The request's `user-agent`: which caller sent it, when callers name themselves. */
+  caller: string | null;
   status: number;
+  /** When it was answered (the server's `now()`; arrival, unless a delay held it). */
   at: number;
+  /** A 429 from `refuseNext`, not from the budget. */
+  injected?: true;
 }
 
 export interface FakeTenero {
@@ -52,6 +58,12 @@ export interface FakeTenero {
   readonly inFlight: number;
   /** The token is unknown to Tenero: 404. */
   unlist(token: string): void;
+  /**
+   * The next `count` requests (default 1) get a 429 with `Retry-After: retryAfterSeconds` and the
+   * minute's remaining at 0, as when neighbours on the same IP spent the budget first; they do not
+   * count against the budget.
+   */
+  refuseNext(retryAfterSeconds: number, count?: number): void;
   /** Uses up `count` of a client's budget, as other tenants behind the same egress IP would. */
   spend(count: number, client?: string): void;
   /** What is left of a client's budgets now. */
@@ -74,6 +86,7 @@ export async function startFakeTenero(options: FakeTeneroOptions = {}): Promise<
   const requests: TeneroRequest[] = [];
   let failure: FailureSwitch = null;
   let delay: { ms: number; tokens?: readonly string[] } = { ms: 0 };
+  let refusals: { left: number; retryAfterSeconds: number } = { left: 0, retryAfterSeconds: 0 };
   const held = new Set<NodeJS.Timeout>();
 
   const windowOf = (at: number) => Math.floor(at / windowMs);
@@ -109,6 +122,16 @@ export async function startFakeTenero(options: FakeTeneroOptions = {}): Promise<
     return Math.round(base * drift * 1e6) / 1e6;
   };
 
+  function rateLimitHeaders(res: ServerResponse, r: { apiKey: string | undefined; minute: number; month: number; minuteResetAt: number; monthResetAt: number; at: number }): void {
+    res.setHeader("x-ratelimit-type", r.apiKey ? "api-key" : "web-ui-ip");
+    res.setHeader("x-ratelimit-minute-limit", String(minuteLimit));
+    res.setHeader("x-ratelimit-minute-remaining", String(r.minute));
+    res.setHeader("x-ratelimit-minute-reset", String(secondsUntil(r.minuteResetAt, r.at)));
+    res.setHeader("x-ratelimit-month-limit", String(monthLimit));
+    res.setHeader("x-ratelimit-month-remaining", String(r.month));
+    res.setHeader("x-ratelimit-month-reset", String(secondsUntil(r.monthResetAt, r.at)));
+  }
+
   function answer(req: IncomingMessage, res: ServerResponse): void {
     const at = now();
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
@@ -123,21 +146,23 @@ export async function startFakeTenero(options: FakeTeneroOptions = {}): Promise<
     const apiKey = header(req, "x-api-key");
     const client = apiKey ? `key:${apiKey}` : (req.socket.remoteAddress ?? DEFAULT_CLIENT);
     const b = budget(client, at);
-    const record = (status: number) => requests.push({ token, client, status, at });
+    const caller = header(req, "user-agent") ?? null;
+    const record = (status: number, injected?: true) => requests.push({ token, client, caller, status, at, ...(injected ? { injected } : {}) });
 
+    if (refusals.left > 0) {
+      refusals = { ...refusals, left: refusals.left - 1 };
+      rateLimitHeaders(res, { apiKey, minute: 0, month: b.month, minuteResetAt: b.minuteResetAt, monthResetAt: b.monthResetAt, at });
+      res.setHeader("retry-after", String(refusals.retryAfterSeconds));
+      record(429, true);
+      return json(res, 429, { error: "rate_limited", message: "rate limit exceeded for this minute" });
+    }
     const spent = b.minute === 0 || b.month === 0;
     if (!spent) {
       used.set(b.minuteKey, count(b.minuteKey) + 1);
       used.set(b.monthKey, count(b.monthKey) + 1);
     }
     const left = spent ? b : { ...b, minute: b.minute - 1, month: b.month - 1 };
-    res.setHeader("x-ratelimit-type", apiKey ? "api-key" : "web-ui-ip");
-    res.setHeader("x-ratelimit-minute-limit", String(minuteLimit));
-    res.setHeader("x-ratelimit-minute-remaining", String(left.minute));
-    res.setHeader("x-ratelimit-minute-reset", String(secondsUntil(b.minuteResetAt, at)));
-    res.setHeader("x-ratelimit-month-limit", String(monthLimit));
-    res.setHeader("x-ratelimit-month-remaining", String(left.month));
-    res.setHeader("x-ratelimit-month-reset", String(secondsUntil(b.monthResetAt, at)));
+    rateLimitHeaders(res, { apiKey, minute: left.minute, month: left.month, minuteResetAt: b.minuteResetAt, monthResetAt: b.monthResetAt, at });
 
     if (spent) {
       const resetAt = b.month === 0 ? b.monthResetAt : b.minuteResetAt;
@@ -182,6 +207,7 @@ export async function startFakeTenero(options: FakeTeneroOptions = {}): Promise<
       return held.size;
     },
     unlist: (token) => void unlisted.add(token),
+    refuseNext: (retryAfterSeconds, count = 1) => void (refusals = { left: count, retryAfterSeconds }),
     spend(n, client = DEFAULT_CLIENT) {
       const b = budget(client, now());
       used.set(b.minuteKey, count(b.minuteKey) + n);

@@ -24,8 +24,9 @@ import { PRICES_EVERY, PRICES_TASK, SWEEP_EVERY, SWEEP_TASK, type PriceRefreshRe
 const PRICES_DEMO_EVERY = "5s";
 const SWEEP_DEMO_EVERY = "15s";
 /**
- * Tenero allows 100 a minute; 10 per 15 s here. A run wants 6-9 tokens, so the second run in a window
- * spends the budget, and the window's reset comes at most 25 s into the demo: both show in one run.
+ * Tenero allows 100 a minute; 10 per 15 s here, for the fake and for the shared limiter alike (one
+ * request every 1.5 s). A run wants 6-9 tokens, so a window's budget is spent within two runs, and
+ * the window's reset comes at most 25 s into the demo: both show in one run.
  */
 const BUDGET = 10;
 const WINDOW_MS = 15_000;
@@ -58,6 +59,7 @@ const app = await createPriceRefreshApp({
   cadence: { prices: PRICES_DEMO_EVERY, sweep: SWEEP_DEMO_EVERY },
   priceMaxAge: MAX_AGE,
   requestTimeout: "3s",
+  teneroLimit: { max: BUDGET, per: WINDOW_MS },
   logLevel: "info",
   logger: (event) => onEvent(event),
 });
@@ -67,6 +69,7 @@ const server = await app.listen();
 console.log("seed 003 on tickwork: Tenero price refresh + competition sweep, one scheduler");
 console.log(`database:    ${describeTarget(target)}${tempDir ? " (a fresh temp file, removed at exit)" : ""}`);
 console.log(`fake Tenero: ${tenero.url}  budget ${BUDGET} requests per ${WINDOW_MS / 1000}s window per IP (Tenero: 100/minute, 50,000/month, x-ratelimit-type web-ui-ip)`);
+console.log(`limiter:     tw.limiter("tenero", { max: ${BUDGET}, per: ${WINDOW_MS} }): every process's Tenero calls draw from it; a 429 or a spent budget pauses it for all`);
 console.log(`fake Hiro:   ${hiro.url}  a new block every 3s; agents ${AGENTS.join(", ")}`);
 console.log(`tasks:       ${PRICES_TASK} every ${PRICES_DEMO_EVERY}, ${SWEEP_TASK} every ${SWEEP_DEMO_EVERY} in this demo; production: every "${PRICES_EVERY}" and every "${SWEEP_EVERY}" (README: why)`);
 console.log(`tokens:      ${BASE_TOKENS.join(", ")} (static base) + SELECT DISTINCT token_in FROM swaps WHERE source = 'agent'`);
@@ -118,6 +121,7 @@ while (Date.now() + 6_000 < deadline) {
   if (!refreshed && Date.now() - startedAt > 12_000) {
     refreshed = true;
     await manualSweep();
+    neighboursSpend();
   }
 }
 await sleep(Math.max(0, deadline - 500 - Date.now()));
@@ -152,6 +156,18 @@ async function manualSweep(): Promise<void> {
   const body = (await res.json()) as { results: { outcome: string; result?: SweepResult; reason?: string }[] };
   const r = body.results[0]!;
   say(`    -> ${res.status}: ${r.outcome}${r.result ? `, ${formatSweep(r.result)}` : r.reason ? ` (${r.reason})` : ""}`);
+}
+
+/**
+ * Our limiter keeps our own calls within the budget, but behind a datacenter's egress IP other tenants
+ * spend the same budget. Here they leave one request of the window: the answer to it says nothing is
+ * left, which pauses the limiter (for every process) and backs the price task off until the reset.
+ */
+function neighboursSpend(): void {
+  const left = tenero.remaining().minute;
+  if (left <= 1) return;
+  tenero.spend(left - 1);
+  say(`other tenants behind the same egress IP spend ${left - 1} of the ${left} requests left in this Tenero window`);
 }
 
 /** Task runs as they finish, read back from the status (the run is recorded before its event is logged). */

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { LogEvent, TaskStatus } from "../../src/index.js";
 import { fakeClock, type FakeClock } from "../../src/testing/index.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../../test/support/stores.js";
-import { createPriceRefreshApp, type PriceRefreshApp } from "./app.js";
+import { createPriceRefreshApp, TENERO_LIMITER, type PriceRefreshApp } from "./app.js";
 import type { DatabaseTarget } from "./database.js";
 import { startFakeHiro, swapTx, transferTx, type FakeHiro } from "./fake-hiro.js";
 import { startFakeTenero, type FakeTenero, type FakeTeneroOptions } from "./fake-tenero.js";
@@ -26,6 +26,11 @@ const BASE = ["stx", "sbtc", "alex"];
 const AGENT_A = "SP1AGENTA0000000000000000000000000000";
 const AGENT_B = "SP2AGENTB0000000000000000000000000000";
 const OUTSIDER = "SP3SOMEONEELSE0000000000000000000000";
+/**
+ * Tenero's budget, but with its tokens there at once: the fake clock stands still during a tick, so
+ * a run's 3-5 requests cannot wait for tokens to come back one every 600 ms.
+ */
+const TENERO_LIMIT = { max: 100, per: "1m", burst: 10 } as const;
 
 const databases: { name: string; open(): { target: DatabaseTarget; cleanup(): Promise<void> } }[] = [
   {
@@ -87,6 +92,7 @@ describe.each(databases)("price-refresh example on $name", (database) => {
         // The fake clock stands still during a tick, so a wait between attempts would never end:
         // one attempt per request here (production retries a 5xx once).
         retry: { maxAttempts: 1 },
+        teneroLimit: TENERO_LIMIT,
         ...(options.sweep ? { sweep: options.sweep } : {}),
         ...(options.adminToken ? { adminToken: options.adminToken } : {}),
       });
@@ -261,7 +267,23 @@ describe.each(databases)("price-refresh example on $name", (database) => {
     expect(w.named("http.failed")).toEqual([expect.objectContaining({ client: "tenero", status: 429, code: "TW_HTTP_RATE_LIMITED", requestId: expect.stringMatching(/-IAD$/) })]);
   });
 
-  it("skips the slots inside a long backoff (a spent month budget), bounded by maxBackoff", async () => {
+  it("backs off without a request while another process has paused the shared Tenero budget, until the pause ends", async () => {
+    const w = await world();
+    // Another process's client got a 429 with Retry-After: 90 at 10:04:30; the pause is in the database.
+    await w.clock.set(at("10:04:30"));
+    await w.app.tw.limiter(TENERO_LIMITER, TENERO_LIMIT).pause(at("10:06:00"), "tenero answered 429");
+    await w.clock.set(at("10:05:00"));
+    await w.app.tw.tick();
+    expect(w.tenero.requests).toEqual([]);
+    expect(await w.status(PRICES_TASK)).toMatchObject({ lastOutcome: "backed_off", nextRunAfter: at("10:06:00"), consecutiveFailures: 0, lastResult: { succeeded: 0, failed: 0, deferred: 3 } });
+
+    await w.clock.set(at("10:10:00"));
+    await w.app.tw.tick();
+    expect(teneroSince(w, 0)).toEqual(["stx 200", "sbtc 200", "alex 200"]);
+    expect(await w.status(PRICES_TASK)).toMatchObject({ lastOutcome: "succeeded", nextRunAfter: null });
+  });
+
+  it("skips the slots inside a long backoff (a spent month budget), bounded by maxBackoff; the run after it spends no request while the budget is paused", async () => {
     const w = await world({ tenero: { monthLimit: 2 } });
     await w.clock.set(at("10:05:00"));
     await w.app.tw.tick();
@@ -276,10 +298,13 @@ describe.each(databases)("price-refresh example on $name", (database) => {
     expect(w.tenero.requests).toHaveLength(2);
     expect((await w.status(PRICES_TASK)).runs).toBe(1);
 
+    // The answer that spent the month also paused the shared Tenero budget until 1 April, for every
+    // process: the next run finds it paused and backs off again without asking Tenero for a 429.
+    expect((await w.app.tw.limiter(TENERO_LIMITER, TENERO_LIMIT).state()).pausedUntil).toBe(Date.UTC(2026, 3, 1));
     await w.clock.set(at("11:05:00"));
     await w.app.tw.tick();
-    expect(teneroSince(w, at("11:05:00"))).toEqual(["alex 429"]);
-    expect((await w.status(PRICES_TASK)).nextRunAfter).toBe(at("12:05:00"));
+    expect(teneroSince(w, at("11:05:00"))).toEqual([]);
+    expect(await w.status(PRICES_TASK)).toMatchObject({ lastOutcome: "backed_off", nextRunAfter: at("12:05:00"), lastResult: { succeeded: 0, failed: 0, deferred: 3 } });
   });
 
   it("counts a failing token against that token only; a run where every fetch fails is a failure", async () => {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RateLimitedError, type Duration, type HttpClient, type TaskContext, type Tickwork } from "../../src/index.js";
+import { RateLimitedError, type Duration, type HttpClient, type Limiter, type TaskContext, type Tickwork } from "../../src/index.js";
 import type { AppDatabase } from "./database.js";
 import { lastFetched, priceKey, type CachedPrice } from "./prices.js";
 import { ADVANCE_CURSOR, AGENT_TOKENS, COUNT_PENDING, ENSURE_CURSOR, GET_CURSOR, RECORD_SWEPT_SWAP, SWAP_EXISTS } from "./sql.js";
@@ -50,9 +50,16 @@ type PriceContext = Pick<TaskContext, "signal" | "logger" | "backoffUntil">;
  * knows will be refused. A 429 stops it the same way. Either way it asks the scheduler to skip the
  * task until the budget's reset and returns what it did. Other failures (a 5xx, a timeout, an unknown
  * token) cost that token only; a run where every fetch failed throws, so it counts as a failure.
+ *
+ * With `teneroBudget` (the limiter the Tenero client draws from), a run also stops when that budget is
+ * paused, whoever paused it (another process's 429, a spent month): it backs off until the pause ends
+ * instead of waiting inside the client for it, which for a month's budget would outlast the run.
  */
-export async function refreshPrices(deps: { tenero: HttpClient; tw: Tickwork; db: AppDatabase; baseTokens: readonly string[] }, ctx: PriceContext): Promise<PriceRefreshResult> {
-  const { tenero, tw, db, baseTokens } = deps;
+export async function refreshPrices(
+  deps: { tenero: HttpClient; teneroBudget?: Pick<Limiter, "state">; tw: Tickwork; db: AppDatabase; baseTokens: readonly string[] },
+  ctx: PriceContext,
+): Promise<PriceRefreshResult> {
+  const { tenero, teneroBudget, tw, db, baseTokens } = deps;
   const tokens = await activeTokens(db, baseTokens);
   const fetched = await lastFetched(tw.cache, tokens);
   const order = [...tokens].sort((a, b) => (fetched.get(a) ?? -Infinity) - (fetched.get(b) ?? -Infinity));
@@ -61,6 +68,12 @@ export async function refreshPrices(deps: { tenero: HttpClient; tw: Tickwork; db
   let monthWarned = false;
 
   for (const [i, token] of order.entries()) {
+    const pausedUntil = teneroBudget ? (await teneroBudget.state()).pausedUntil : null;
+    if (pausedUntil !== null) {
+      result.deferred = order.length - i;
+      ctx.backoffUntil(pausedUntil);
+      break;
+    }
     try {
       const res = await tenero.get(`/v1/tokens/${encodeURIComponent(token)}/price`, { schema: TeneroPrice, signal: ctx.signal });
       const cached: CachedPrice = { price: res.data.price, rateLimit: res.rateLimit };
@@ -205,6 +218,8 @@ export interface TaskDeps {
   tw: Tickwork;
   db: AppDatabase;
   tenero: HttpClient;
+  /** The shared budget `tenero` draws from (`createTeneroClient`); without it a run learns of a pause only from Tenero's answers. */
+  teneroBudget?: Limiter;
   hiro: HttpClient;
   baseTokens: readonly string[];
   agents: ReadonlySet<string>;

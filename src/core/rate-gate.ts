@@ -5,8 +5,11 @@
  */
 export interface RateGate {
   readonly name: string;
-  /** Resolves once a call may go; rejects with the signal's reason if it aborts first. */
-  acquire(options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Resolves once a call may go; rejects with the signal's reason if it aborts first, and at once with
+   * an error carrying `retryAt` (epoch ms) when no call may go within `timeout` ms.
+   */
+  acquire(options?: { signal?: AbortSignal; timeout?: number }): Promise<void>;
   /** No call goes before `until` (epoch ms), for every user of the budget; a later pause wins. */
   pauseUntil(until: number, reason: string): Promise<void>;
 }

@@ -269,7 +269,7 @@ export class HttpClient {
     for (let attempt = 1; ; attempt++) {
       signal?.throwIfAborted();
       const call: Call = { method: verb, url: safeUrl, attempt, maxAttempts };
-      await this.limiter?.acquire({ signal });
+      if (this.limiter) await this.takeToken(call, signal);
       const result = await this.attempt(url.toString(), init, timeoutMs, signal);
       signal?.throwIfAborted();
       const canRetry = mayRetry && attempt < maxAttempts;
@@ -328,6 +328,23 @@ export class HttpClient {
       }
       this.logger.warn("http.retry", { ...this.fields(call), status, requestId, error: `answered ${status}`, delayMs: delay, ...(asked !== null ? { retryAfterMs: asked } : {}) });
       await wait(this.clock, delay, signal);
+    }
+  }
+
+  /**
+   * Waits for the shared budget, at most `maxRetryAfter`: a budget paused for longer (an upstream's
+   * monthly quota spent) ends the request at once with `RateLimitedError` and the pause's end as
+   * `retryAfter`, so a task backs off and a job retries then, instead of holding its slot until its
+   * timeout. No request was sent: the 429 is the budget's own answer.
+   */
+  private async takeToken(call: Call, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await this.limiter!.acquire({ signal, timeout: this.maxRetryAfterMs });
+    } catch (error) {
+      const retryAt = (error as { retryAt?: unknown } | null)?.retryAt;
+      if (typeof retryAt !== "number" || signal?.aborted) throw error;
+      const failure = { ...this.failure(call, null), status: 429, body: "", rateLimit: null, retryAfter: new Date(retryAt) };
+      throw this.failed(call, new RateLimitedError(failure), { gaveUp: `limiter "${this.limiter!.name}" gives no token before ${new Date(retryAt).toISOString()}, past maxRetryAfter (${this.maxRetryAfterMs} ms)` });
     }
   }
 

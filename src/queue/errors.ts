@@ -43,9 +43,12 @@ export class JobAbortedError extends TickworkError {
   }
 }
 
-/** `limiter.acquire` waited its whole `timeout` without a token (`TW_LIMITER_TIMEOUT`). */
+/**
+ * `limiter.acquire` would wait longer than its `timeout` (`TW_LIMITER_TIMEOUT`): it says so at once,
+ * with `retryAt`, the time the next token comes (a pause's end, say), rather than after the wait.
+ */
 export class LimiterTimeoutError extends TickworkError {
-  constructor(readonly limiter: string, ms: number) {
-    super("TW_LIMITER_TIMEOUT", `limiter "${limiter}" gave no token within ${ms} ms`);
+  constructor(readonly limiter: string, ms: number, readonly retryAt: number) {
+    super("TW_LIMITER_TIMEOUT", `limiter "${limiter}" gives no token within ${ms} ms (next at ${new Date(retryAt).toISOString()})`);
   }
 }

@@ -79,8 +79,10 @@ export class Limiter implements RateGate {
   }
 
   /**
-   * Waits for `tokens` (default 1) and takes them. `timeout` bounds the wait (`LimiterTimeoutError`);
-   * `signal` ends it with the signal's reason.
+   * Waits for `tokens` (default 1) and takes them. `timeout` bounds the wait: when the next token is
+   * further away, it rejects at once with `LimiterTimeoutError` (its `retryAt` says when). `signal`
+   * ends the wait with the signal's reason. A token is timed when it is granted; the call it pays for
+   * goes a moment later, so under an upstream that counts in fixed windows, keep a small margin.
    */
   async acquire(options: { tokens?: number; signal?: AbortSignal; timeout?: Duration } = {}): Promise<void> {
     if (options === null || typeof options !== "object") throw new InvalidInputError(`limiter "${this.name}".acquire: options must be an object, got ${describe(options)}`);
@@ -95,7 +97,7 @@ export class Limiter implements RateGate {
       const now = clock.now();
       const { granted, retryAt } = await store.takeTokens({ spec: this.spec, n: count, now });
       if (granted) return;
-      if (retryAt > deadline) throw new LimiterTimeoutError(this.name, timeoutMs!);
+      if (retryAt > deadline) throw new LimiterTimeoutError(this.name, timeoutMs!, retryAt);
       if (!waited) logger.debug("limiter.waiting", { limiter: this.name, until: retryAt });
       waited = true;
       await sleep(clock, Math.max(1, retryAt - now), options.signal);

@@ -71,6 +71,26 @@ describe("createHttpClient({ limiter }) with tw.limiter", () => {
     expect(state.pausedUntil).toBe(Date.parse(START) + 20_000);
   });
 
+  it("a budget paused beyond maxRetryAfter ends the request at once with RateLimitedError until the pause's end, sending nothing", async () => {
+    server.current.script("/later", { json: "never" });
+    const { clock, a, b } = await twoProcesses();
+    const log = captureEvents();
+    const t0 = Date.parse(START);
+    await b.pause(new Date(t0 + 3_600_000));
+    const http = createHttpClient({ baseUrl: server.current.url, clock, logger: log.logger, limiter: a, maxRetryAfter: "60s" });
+    const error = await http.get("/later").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect((error as RateLimitedError).retryAfter.getTime()).toBe(t0 + 3_600_000);
+    expect(server.current.received("/later")).toHaveLength(0);
+    // A pause within maxRetryAfter is waited out instead.
+    await b.resume();
+    await b.pause(new Date(t0 + 30_000));
+    const waiting = http.get("/later");
+    await expect.poll(() => clock.pending).toBeGreaterThan(0);
+    await clock.set(t0 + 30_000);
+    await expect(waiting).resolves.toMatchObject({ data: "never" });
+  });
+
   it("a client refuses a limiter that is not one", () => {
     expect(() => createHttpClient({ limiter: {} as never })).toThrow(/limiter/);
   });

@@ -44,7 +44,7 @@ export interface QueueFlowView {
   pausedGroups: string[];
   globalConcurrency: number | null;
   groupConcurrency: number | null;
-  /** Jobs running in every process (leases not lapsed). */
+  /** Jobs running in every process (a job whose lease lapsed counts until the rescue hands it back). */
   running: number;
   pending: number;
   buckets: BucketView[];
