@@ -365,11 +365,11 @@ function* walkGroups(
       // A paused group's pending jobs are still in the store's due times: unless the claim says they
       // are held, a worker that ran everything else would look again at once, and again (a spin).
       if (pausedGroups.has(k)) {
-        walk.held ??= "paused";
+        holdBy(walk, "paused");
         return false;
       }
       if (full(k)) {
-        walk.held ??= "groupConcurrency";
+        holdBy(walk, "groupConcurrency");
         return false;
       }
       return !walk.taken.has(k);
@@ -387,7 +387,7 @@ function* walkGroups(
         const left = tokens(spec, state, now);
         caps.set(k, left);
         if (left === 0) {
-          walk.held ??= "groupRateLimit";
+          holdBy(walk, "groupRateLimit");
           const at = nextTokenAt(spec, state, now);
           walk.retryAt = Math.min(walk.retryAt ?? Infinity, at);
         }
@@ -431,7 +431,7 @@ function* walkGroups(
     for (const [k, limit] of limitsByGroup) {
       const bound = boundBy.get(k);
       if (bound && (byGroup.get(k)?.length ?? 0) >= limit) {
-        walk.held ??= bound;
+        holdBy(walk, bound);
         if (bound === "groupRateLimit" && limits.groupRate) {
           const spec = { bucket: groupBucket(queue, k), ...limits.groupRate };
           walk.retryAt = Math.min(walk.retryAt ?? Infinity, nextTokenAt(spec, take(spec, states.get(spec.bucket), now, limit), now));
@@ -455,6 +455,14 @@ function* walkGroups(
     }
   }
   return walk;
+}
+
+/**
+ * Records what held a group back. A pause is named only when nothing else held one: a worker held by
+ * a group's concurrency looks again as soon as its own jobs finish, one held by a pause after a poll.
+ */
+function holdBy(walk: Walk, hold: ClaimHold): void {
+  if (walk.held === null || (walk.held === "paused" && hold !== "paused")) walk.held = hold;
 }
 
 /** The next `$3` groups of queue `$1` with pending jobs after group `$2`: one index probe each. */
