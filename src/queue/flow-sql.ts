@@ -1,5 +1,6 @@
 import type { SqlDb, SqlStatement, SqlTx } from "../db/sql-db.js";
 import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./bucket.js";
+import type { Job } from "./job.js";
 import { byClaimOrder, toJob, type JobRow } from "./rows.js";
 import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, GroupCounts, PauseRow } from "./store.js";
 
@@ -136,35 +137,16 @@ export class FlowSql {
     if (d.postgres) yield* tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`tickwork_jobs/${queue}`]);
     const result = (held: ClaimHold | null, retryAt: number | null = null, paused = false): ClaimResult => ({ jobs: [], paused, held, retryAt, cursor: p.after ?? null });
 
-    // The queue's pauses and, when a concurrency limit needs them, its running jobs per group, in one
-    // statement. Running jobs whose lease has lapsed no longer count: their worker is gone or frozen,
-    // and the rescue is about to hand them back.
     const counting = limits.globalConcurrency !== undefined || limits.groupConcurrency !== undefined;
-    const state = yield* tx.query<{ paused: number | boolean; group_key: string | null; n: number | string }>(
-      `SELECT 1 AS paused, group_key, 0 AS n FROM tickwork_queue_pauses WHERE queue = $1
-       ${counting ? "UNION ALL SELECT 0 AS paused, group_key, count(*) AS n FROM tickwork_jobs WHERE status = 'running' AND lease_until >= $2 AND queue = $1 GROUP BY group_key" : ""}`,
-      counting ? [queue, now] : [queue],
-    );
-    const pausedGroups = new Set<string>();
-    const running = new Map<string, number>();
-    let total = 0;
-    for (const row of state) {
-      if (Number(row.paused) === 1) pausedGroups.add(row.group_key!);
-      else {
-        total += Number(row.n);
-        if (row.group_key !== null) running.set(row.group_key, Number(row.n));
-      }
-    }
+    const { pausedGroups, running, total } = yield* readQueueState(tx, queue, now, counting);
     if (pausedGroups.has("")) return result("paused", null, true);
 
     let want = p.limit;
     let held: ClaimHold | null = null;
-    if (counting) {
-      if (limits.globalConcurrency !== undefined && limits.globalConcurrency - total < want) {
-        want = Math.max(0, limits.globalConcurrency - total);
-        held = "globalConcurrency";
-        if (want === 0) return result((yield* anyDue(tx, d, queue, now)) ? held : null);
-      }
+    if (limits.globalConcurrency !== undefined && limits.globalConcurrency - total < want) {
+      want = Math.max(0, limits.globalConcurrency - total);
+      held = "globalConcurrency";
+      if (want === 0) return result((yield* anyDue(tx, d, queue, now)) ? held : null);
     }
 
     const shared = yield* lockBuckets(tx, d, limits.buckets.map((b) => b.bucket), now);
@@ -183,23 +165,21 @@ export class FlowSql {
     let ids: string[] | null = null;
     let groupHeld: ClaimHold | null = null;
     let cursor = p.after ?? null;
-    const groupTaken = new Map<string, number>();
     if (limits.grouped) {
       const walk = yield* walkGroups(tx, d, { ...p, want, running, pausedGroups });
       ids = walk.ids;
       cursor = walk.cursor;
-      for (const [group, n] of walk.taken) groupTaken.set(group, n);
       if (walk.held && ids.length < want) {
         groupHeld = walk.held;
         held ??= walk.held;
         if (walk.retryAt !== null) retryAt = walk.retryAt;
       }
-      if (limits.groupRate && groupTaken.size) {
+      if (limits.groupRate && walk.taken.size) {
         const rate = limits.groupRate;
         yield* writeBuckets(
           tx,
           d,
-          [...groupTaken].map(([group, n]) => {
+          [...walk.taken].map(([group, n]) => {
             const spec = { bucket: groupBucket(queue, group), ...rate };
             return [spec.bucket, take(spec, walk.groupStates.get(group), now, n)];
           }),
@@ -210,20 +190,7 @@ export class FlowSql {
     // Nothing to take: only what held groups back can be waiting (the queue's own caps held nothing).
     if (ids !== null && ids.length === 0) return { jobs: [], paused: false, held: groupHeld, retryAt: groupHeld ? retryAt : null, cursor };
 
-    // The picked ids, or for an ungrouped queue the first `want` due jobs in claim order, chosen in
-    // the same statement (`+run_at`: see the plain claim in queue/sqlite.ts).
-    const idList = ids === null ? null : inList(d, 1, ids, "bigint");
-    // On PostgreSQL `= ANY(ARRAY(...))` keeps the lookup on the primary key (see REPLAN in queue/postgres.ts).
-    const due = `SELECT id FROM tickwork_jobs WHERE queue = $6 AND status = 'pending' AND ${d.postgres ? "run_at" : "+run_at"} <= $4 ORDER BY priority, run_at, id LIMIT $1`;
-    const which = idList ? `id ${idList.sql}` : d.postgres ? `id = ANY(ARRAY(${due}))` : `id IN (${due})`;
-    const rows = yield* tx.query<JobRow>(
-      `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = $2, lease_until = $3, started_at = $4,
-         max_attempts = CASE WHEN max_attempts_from_queue THEN coalesce($5, max_attempts) ELSE max_attempts END
-       WHERE ${which} AND status = 'pending'
-       RETURNING *`,
-      [idList ? idList.value : want, p.workerId, p.leaseUntil, now, p.queueMaxAttempts ?? null, ...(idList ? [] : [queue])],
-    );
-    const jobs = rows.map((row) => toJob(row, d.payloadIsText)).sort(byClaimOrder);
+    const jobs = yield* startJobs(tx, d, { ...p, ids, want });
     if (limits.buckets.length) {
       yield* writeBuckets(tx, d, limits.buckets.map((spec) => [spec.bucket, take(spec, shared.get(spec.bucket), now, jobs.length)]), now);
     }
@@ -237,6 +204,50 @@ export class FlowSql {
     }
     return { jobs, paused: false, held, retryAt, cursor };
   }
+}
+
+/**
+ * The queue's pauses and, when a concurrency limit needs them, its running jobs per group, in one
+ * statement. Running jobs whose lease has lapsed no longer count: their worker is gone or frozen, and
+ * the rescue is about to hand them back.
+ */
+function* readQueueState(tx: SqlTx, queue: string, now: number, counting: boolean): Body<{ pausedGroups: Set<string>; running: Map<string, number>; total: number }> {
+  const rows = yield* tx.query<{ paused: number | boolean; group_key: string | null; n: number | string }>(
+    `SELECT 1 AS paused, group_key, 0 AS n FROM tickwork_queue_pauses WHERE queue = $1
+     ${counting ? "UNION ALL SELECT 0 AS paused, group_key, count(*) AS n FROM tickwork_jobs WHERE status = 'running' AND lease_until >= $2 AND queue = $1 GROUP BY group_key" : ""}`,
+    counting ? [queue, now] : [queue],
+  );
+  const pausedGroups = new Set<string>();
+  const running = new Map<string, number>();
+  let total = 0;
+  for (const row of rows) {
+    if (Number(row.paused) === 1) pausedGroups.add(row.group_key!);
+    else {
+      total += Number(row.n);
+      if (row.group_key !== null) running.set(row.group_key, Number(row.n));
+    }
+  }
+  return { pausedGroups, running, total };
+}
+
+/**
+ * Moves the picked `ids` to running, or, for an ungrouped queue (`ids` null), the first `want` due
+ * jobs in claim order, chosen in the same statement (`+run_at`: see the plain claim in
+ * queue/sqlite.ts; on PostgreSQL `= ANY(ARRAY(...))` keeps the lookup on the primary key, see REPLAN
+ * in queue/postgres.ts).
+ */
+function* startJobs(tx: SqlTx, d: FlowDialect, p: ClaimParams & { ids: string[] | null; want: number }): Body<Job[]> {
+  const idList = p.ids === null ? null : inList(d, 1, p.ids, "bigint");
+  const due = `SELECT id FROM tickwork_jobs WHERE queue = $6 AND status = 'pending' AND ${d.postgres ? "run_at" : "+run_at"} <= $4 ORDER BY priority, run_at, id LIMIT $1`;
+  const which = idList ? `id ${idList.sql}` : d.postgres ? `id = ANY(ARRAY(${due}))` : `id IN (${due})`;
+  const rows = yield* tx.query<JobRow>(
+    `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = $2, lease_until = $3, started_at = $4,
+       max_attempts = CASE WHEN max_attempts_from_queue THEN coalesce($5, max_attempts) ELSE max_attempts END
+     WHERE ${which} AND status = 'pending'
+     RETURNING *`,
+    [idList ? idList.value : p.want, p.workerId, p.leaseUntil, p.now, p.queueMaxAttempts ?? null, ...(idList ? [] : [p.queue])],
+  );
+  return rows.map((row) => toJob(row, d.payloadIsText)).sort(byClaimOrder);
 }
 
 /** Whether a job of `queue` is due and pending: what a cap that cut a claim short may be holding back. */
