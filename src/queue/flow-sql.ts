@@ -138,7 +138,7 @@ export class FlowSql {
     const result = (held: ClaimHold | null, retryAt: number | null = null, paused = false): ClaimResult => ({ jobs: [], paused, held, retryAt, cursor: p.after ?? null });
 
     const counting = limits.globalConcurrency !== undefined || limits.groupConcurrency !== undefined;
-    const { pausedGroups, running, total } = yield* readQueueState(tx, queue, now, counting);
+    const { pausedGroups, running, total, cursor: sharedCursor } = yield* readQueueState(tx, queue, now, { counting, grouped: limits.grouped });
     if (pausedGroups.has("")) return result("paused", null, true);
 
     let want = p.limit;
@@ -166,9 +166,16 @@ export class FlowSql {
     let groupHeld: ClaimHold | null = null;
     let cursor = p.after ?? null;
     if (limits.grouped) {
-      const walk = yield* walkGroups(tx, d, { ...p, want, running, pausedGroups });
+      // The walk goes on where the last claim of any process ended (`after` only until one has).
+      const walk = yield* walkGroups(tx, d, { ...p, after: sharedCursor ?? p.after ?? null, want, running, pausedGroups });
       ids = walk.ids;
       cursor = walk.cursor;
+      if (cursor !== null && cursor !== sharedCursor) {
+        yield* tx.query(
+          `INSERT INTO tickwork_group_cursors (queue, group_key) VALUES ($1, $2) ON CONFLICT (queue) DO UPDATE SET group_key = excluded.group_key`,
+          [queue, cursor],
+        );
+      }
       if (walk.held && ids.length < want) {
         groupHeld = walk.held;
         held ??= walk.held;
@@ -211,23 +218,33 @@ export class FlowSql {
  * statement. Running jobs whose lease has lapsed no longer count: their worker is gone or frozen, and
  * the rescue is about to hand them back.
  */
-function* readQueueState(tx: SqlTx, queue: string, now: number, counting: boolean): Body<{ pausedGroups: Set<string>; running: Map<string, number>; total: number }> {
-  const rows = yield* tx.query<{ paused: number | boolean; group_key: string | null; n: number | string }>(
-    `SELECT 1 AS paused, group_key, 0 AS n FROM tickwork_queue_pauses WHERE queue = $1
-     ${counting ? "UNION ALL SELECT 0 AS paused, group_key, count(*) AS n FROM tickwork_jobs WHERE status = 'running' AND lease_until >= $2 AND queue = $1 GROUP BY group_key" : ""}`,
+function* readQueueState(
+  tx: SqlTx,
+  queue: string,
+  now: number,
+  { counting, grouped }: { counting: boolean; grouped: boolean },
+): Body<{ pausedGroups: Set<string>; running: Map<string, number>; total: number; cursor: string | null }> {
+  // kind: 1 a pause, 0 running jobs of a group, 2 the shared round-robin cursor.
+  const rows = yield* tx.query<{ kind: number | string; group_key: string | null; n: number | string }>(
+    `SELECT 1 AS kind, group_key, 0 AS n FROM tickwork_queue_pauses WHERE queue = $1
+     ${grouped ? "UNION ALL SELECT 2 AS kind, group_key, 0 AS n FROM tickwork_group_cursors WHERE queue = $1" : ""}
+     ${counting ? "UNION ALL SELECT 0 AS kind, group_key, count(*) AS n FROM tickwork_jobs WHERE status = 'running' AND lease_until >= $2 AND queue = $1 GROUP BY group_key" : ""}`,
     counting ? [queue, now] : [queue],
   );
   const pausedGroups = new Set<string>();
   const running = new Map<string, number>();
   let total = 0;
+  let cursor: string | null = null;
   for (const row of rows) {
-    if (Number(row.paused) === 1) pausedGroups.add(row.group_key!);
+    const kind = Number(row.kind);
+    if (kind === 1) pausedGroups.add(row.group_key!);
+    else if (kind === 2) cursor = row.group_key;
     else {
       total += Number(row.n);
       if (row.group_key !== null) running.set(row.group_key, Number(row.n));
     }
   }
-  return { pausedGroups, running, total };
+  return { pausedGroups, running, total, cursor };
 }
 
 /**

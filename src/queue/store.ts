@@ -187,7 +187,10 @@ export interface ClaimParams {
   queueMaxAttempts?: number;
   /** Shared limits; without them the claim is `claimDue`'s. */
   limits?: ClaimLimits;
-  /** The group the last claim of this worker ended on: this one starts after it. */
+  /**
+   * Where this worker's last claim ended; the walk starts after the queue's shared cursor (the group
+   * the last claim of any process ended on), and after this only while the queue has none.
+   */
   after?: string | null;
 }
 

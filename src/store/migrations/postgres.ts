@@ -224,6 +224,12 @@ export const postgresMigrations: readonly Migration[] = [
         paused_at bigint NOT NULL,
         PRIMARY KEY (queue, group_key)
       );
+      -- Where the round-robin over a grouped queue's groups goes on: the group the last claim, in any
+      -- process, ended on. Claims of a queue take turns, so they share one walk instead of bunching.
+      CREATE TABLE tickwork_group_cursors (
+        queue     text PRIMARY KEY,
+        group_key text NOT NULL
+      );
       -- The claim of an ungrouped queue under globalConcurrency, in one round trip: the lock on the
       -- queue is held from inside the statement to its commit, not across a client's round trips, and
       -- each statement of a function takes a fresh snapshot, so the count comes after the lock and sees

@@ -228,6 +228,12 @@ export const sqliteMigrations: readonly Migration[] = [
         paused_at INTEGER NOT NULL,
         PRIMARY KEY (queue, group_key)
       );
+      -- Where the round-robin over a grouped queue's groups goes on: the group the last claim, in any
+      -- process, ended on. Claims of a queue take turns, so they share one walk instead of bunching.
+      CREATE TABLE tickwork_group_cursors (
+        queue     TEXT PRIMARY KEY,
+        group_key TEXT NOT NULL
+      );
     `,
   },
 ];
