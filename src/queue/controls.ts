@@ -3,7 +3,7 @@ import { InvalidInputError, describe } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { tokens, nextTokenAt, type BucketSpec } from "./bucket.js";
 import { UnknownQueueError } from "./errors.js";
-import type { QueueConfig } from "./options.js";
+import { MAX_GROUP_LENGTH, type QueueConfig } from "./options.js";
 import type { GroupCounts, QueueStore } from "./store.js";
 import type { QueueWorker } from "./worker.js";
 
@@ -46,7 +46,6 @@ export interface QueueFlowStatus {
   heldBy: string | null;
 }
 
-const MAX_GROUP_LENGTH = 255;
 
 /**
  * `tw.queues`: pause and resume queues (or one group of a queue) for every process, durably, and read

@@ -1,4 +1,4 @@
-import type { SqlDb, SqlStatement, SqlTx } from "../db/sql-db.js";
+import { atomically, type SqlDb, type SqlStatement, type SqlTx } from "../db/sql-db.js";
 import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./bucket.js";
 import type { Job } from "./job.js";
 import { byClaimOrder, toJob, type JobRow } from "./rows.js";
@@ -98,10 +98,8 @@ export class FlowSql {
   }
 
   async bucketStates({ buckets }: { buckets: string[] }): Promise<Record<string, BucketState>> {
-    if (buckets.length === 0) return {};
-    const list = inList(this.d, 1, buckets, "text");
-    const rows = await this.db.query<LimitRow>(`SELECT bucket, tat, paused_until FROM tickwork_limits WHERE bucket ${list.sql}`, [list.value]);
-    return Object.fromEntries(rows.map((row) => [row.bucket, toState(row)]));
+    const d = this.d;
+    return Object.fromEntries(await atomically(this.db, 1, (tx) => readBuckets(tx, d, buckets)));
   }
 
   async setPaused({ queue, group, paused, now }: { queue: string; group: string | null; paused: boolean; now: number }): Promise<boolean> {
@@ -303,27 +301,21 @@ function inList(d: FlowDialect, param: number, values: readonly (string | number
  * already holds everything.
  */
 function* lockBuckets(tx: SqlTx, d: FlowDialect, buckets: string[], now: number): Body<Map<string, BucketState>> {
-  const states = new Map<string, BucketState>();
-  if (buckets.length === 0) return states;
+  if (buckets.length === 0) return new Map();
   // Sorted, so two transactions locking the same buckets take them in the same order (no deadlock).
   const sorted = [...new Set(buckets)].sort();
-  const list = inList(d, 1, sorted, "text");
   if (d.postgres) {
     yield* tx.query(`INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at) SELECT b, $2::bigint, NULL, $2::bigint FROM unnest($1::text[]) AS b ON CONFLICT DO NOTHING`, [sorted, now]);
   }
-  const rows = yield* tx.query<LimitRow>(
-    `SELECT bucket, tat, paused_until FROM tickwork_limits WHERE bucket ${list.sql} ORDER BY bucket${d.postgres ? " FOR UPDATE" : ""}`,
-    [list.value],
-  );
-  for (const row of rows) states.set(row.bucket, toState(row));
-  return states;
+  return yield* readBuckets(tx, d, sorted, d.postgres ? " ORDER BY bucket FOR UPDATE" : "");
 }
 
-function* readBuckets(tx: SqlTx, d: FlowDialect, buckets: string[]): Body<Map<string, BucketState>> {
+/** The stored state of some buckets (`lock`: a clause that locks the rows read). */
+function* readBuckets(tx: SqlTx, d: FlowDialect, buckets: string[], lock = ""): Body<Map<string, BucketState>> {
   const states = new Map<string, BucketState>();
   if (buckets.length === 0) return states;
   const list = inList(d, 1, buckets, "text");
-  const rows = yield* tx.query<LimitRow>(`SELECT bucket, tat, paused_until FROM tickwork_limits WHERE bucket ${list.sql}`, [list.value]);
+  const rows = yield* tx.query<LimitRow>(`SELECT bucket, tat, paused_until FROM tickwork_limits WHERE bucket ${list.sql}${lock}`, [list.value]);
   for (const row of rows) states.set(row.bucket, toState(row));
   return states;
 }

@@ -15,19 +15,23 @@ import type { QueueStore } from "./store.js";
 export const LIMIT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
 /** `{ max, per, burst? }`: `max` starts per `per` on average, at most `burst` (default 1) at once. */
-export const rateSchema = z
-  .object({
-    max: z.number().int().min(1).max(INT32_MAX),
-    per: durationMs.refine((ms) => ms >= 1, "the window must be at least 1 ms"),
-    /**
-     * Tokens saved up while unused, taken at once by a burst; default 1, which spaces starts evenly
-     * and never lets more than `max` through in any window of `per`. A burst `b` allows up to
-     * `max + b - 1` in such a window.
-     */
-    burst: z.number().int().min(1).max(INT32_MAX).optional(),
-  })
-  .strict()
-  .refine((r) => (r.burst ?? 1) <= r.max, { message: "burst must be at most max", path: ["burst"] });
+export const rateFields = z.object({
+  max: z.number().int().min(1).max(INT32_MAX),
+  per: durationMs.refine((ms) => ms >= 1, "the window must be at least 1 ms"),
+  /**
+   * Tokens saved up while unused, taken at once by a burst; default 1, which spaces starts evenly
+   * and never lets more than `max` through in any window of `per`. A burst `b` allows up to
+   * `max + b - 1` in such a window.
+   */
+  burst: z.number().int().min(1).max(INT32_MAX).optional(),
+});
+
+/** A burst is a part of the budget: more would let more than `max` through at once. */
+export function burstWithinMax<S extends z.ZodType<{ max: number; burst?: number | undefined }>>(schema: S) {
+  return schema.refine((r) => (r.burst ?? 1) <= r.max, { message: "burst must be at most max", path: ["burst"] });
+}
+
+export const rateSchema = burstWithinMax(rateFields.strict());
 
 export type RateOptions = z.input<typeof rateSchema>;
 

@@ -6,14 +6,15 @@ import { InvalidInputError, describe } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { Job, JobHandler } from "./job.js";
 import type { ClaimLimits, NewJobRow, SqlClient } from "./store.js";
-import { Limiter, bucketOf, rateSchema } from "./limiter.js";
+import { Limiter, bucketOf, burstWithinMax, rateFields, rateSchema } from "./limiter.js";
 import { serialiseJson } from "../core/json.js";
 import { instantOf } from "../core/time.js";
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const MAX_KEY_LENGTH = 255;
 const ENQUEUE_KEYS = new Set(["payload", "key", "group", "runAt", "delay", "priority", "maxAttempts", "tx"]);
-const MAX_GROUP_LENGTH = 255;
+/** A group key's longest length, as a job key's: both are indexed with the queue name. */
+export const MAX_GROUP_LENGTH = 255;
 /**
  * A timer's delay is a signed 32-bit count of milliseconds (about 24.8 days): a longer attempt
  * timeout could not be timed, and would fire early.
@@ -49,17 +50,12 @@ const queueOptionsSchema = z
      * fixed windows, at no cost per claim; `scope: "global"` keeps one budget in the store for every
      * process, as a smooth limiter (see `burst`).
      */
-    rateLimit: z
-      .object({
-        max: z.number().int().min(1).max(INT32_MAX),
-        per: durationMs.refine((ms) => ms >= 1, "the window must be at least 1 ms"),
-        scope: z.enum(["process", "global"]).default("process"),
-        burst: z.number().int().min(1).max(INT32_MAX).optional(),
-      })
-      .strict()
-      .refine((r) => r.burst === undefined || r.scope === "global", { message: 'burst needs scope: "global"', path: ["burst"] })
-      .refine((r) => (r.burst ?? 1) <= r.max, { message: "burst must be at most max", path: ["burst"] })
-      .optional(),
+    rateLimit: burstWithinMax(
+      rateFields
+        .extend({ scope: z.enum(["process", "global"]).default("process") })
+        .strict()
+        .refine((r) => r.burst === undefined || r.scope === "global", { message: 'burst needs scope: "global"', path: ["burst"] }),
+    ).optional(),
     /** At most this many jobs of the queue running at once, across every process. */
     globalConcurrency: z.number().int().min(1).max(1_000_000).optional(),
     /**
