@@ -64,10 +64,12 @@ const RETRY_ON = [500, 502, 503, 504];
 /** The limiter's name: every process and every caller of Tenero (the price task, a sweep, a job) draws from it. */
 export const TENERO_LIMITER = "tenero";
 /**
- * Tenero's budget without an API key: 100 requests a minute per source IP. Evenly spaced (burst 1),
- * so no minute, wherever it starts, sees more than 100 from all our processes together.
+ * Tenero's budget without an API key is 100 requests a minute per source IP, counted in fixed
+ * windows. Ours is evenly spaced (burst 1), and 5 under it: a token is timed when it is granted and
+ * its request arrives a few milliseconds later, so with the same 100 a request granted at a window's
+ * end could land in the next window as its 101st.
  */
-export const TENERO_BUDGET = { max: 100, per: "1m" } as const satisfies RateOptions;
+export const TENERO_BUDGET = { max: 95, per: "1m" } as const satisfies RateOptions;
 
 export interface TeneroClientOptions {
   url: string;
