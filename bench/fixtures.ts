@@ -6,12 +6,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import pg from "pg";
 import type { Store } from "../src/store/store.js";
 import { createTickwork, type Tickwork } from "../src/tickwork.js";
+import { MissingPeerError } from "../src/core/errors.js";
 import { sqlite } from "../src/store/sqlite.js";
+import { openSqlite, SQLITE_DRIVERS, SqliteDriverUnavailableError, type SqliteDriver } from "../src/store/sqlite-driver.js";
 import { postgres } from "../src/store/postgres.js";
+import { payloadBody } from "./support.js";
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -29,7 +31,8 @@ export interface Fixture {
 }
 
 export interface Backend {
-  name: "SQLite" | "PostgreSQL";
+  /** "SQLite" on the driver sqlite() picks by default, "SQLite, <driver>" on another. */
+  name: string;
   fresh(): Promise<Fixture>;
   /** Version and the settings that move the figures (durability above all). */
   describe(): Promise<{ version: string; settings: Record<string, string> }>;
@@ -40,49 +43,71 @@ export interface Backend {
 const LIVE_COUNT = `SELECT (SELECT count(*) FROM tickwork_jobs WHERE status = 'pending')
                          + (SELECT count(*) FROM tickwork_jobs WHERE status = 'running') AS n`;
 
-export const sqliteBackend: Backend = {
-  name: "SQLite",
-  async fresh() {
-    const dir = mkdtempSync(join(tmpdir(), "tickwork-bench-"));
-    const path = join(dir, "bench.db");
-    const setup = sqlite(path);
-    await setup.migrate();
-    await setup.close();
-    // Opened after the schema exists; the engine's own connection is opened later by `open()`, so it
-    // reads the statistics ANALYZE writes here when it prepares its statements.
-    const side = new Database(path);
-    side.pragma("busy_timeout = 5000");
-    return {
-      open: () => sqlite(path),
-      async addFinished(queue, count) {
-        const at = Date.now();
-        side
-          .prepare(
+/** SQLite on `driver`; "auto" is what `sqlite(path)` opens in this runtime. */
+export function sqliteBackendOn(driver: SqliteDriver): Backend {
+  return {
+    name: driver === "auto" ? "SQLite" : `SQLite, ${driver}`,
+    async fresh() {
+      const dir = mkdtempSync(join(tmpdir(), "tickwork-bench-"));
+      const path = join(dir, "bench.db");
+      const setup = sqlite(path, { driver });
+      await setup.migrate();
+      await setup.close();
+      // Opened after the schema exists; the engine's own connection is opened later by `open()`, so it
+      // reads the statistics ANALYZE writes here when it prepares its statements.
+      const side = openSqlite(path, { driver });
+      const count = (sql: string, params: (string | number)[] = []) => Number(side.executor.all<{ n: number }>(sql, params)[0]!.n);
+      return {
+        open: () => sqlite(path, { driver }),
+        async addFinished(queue, count) {
+          const at = Date.now();
+          side.executor.run(
             `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
              INSERT INTO tickwork_jobs (queue, payload, status, priority, run_at, attempts, max_attempts, created_at, started_at, finished_at)
              SELECT ?, '{"n":' || n || '}', 'succeeded', 0, ? - n, 1, 5, ? - n, ? - n, ? - n FROM g`,
-          )
-          .run(count, queue, at, at, at, at);
-        side.exec("ANALYZE");
-      },
-      live: async () => (side.prepare(LIVE_COUNT).get() as { n: number }).n,
-      countByStatus: async (status) => (side.prepare(`SELECT count(*) AS n FROM tickwork_jobs WHERE status = ?`).get(status) as { n: number }).n,
-      async drop() {
-        side.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
-  async describe() {
-    const db = new Database(":memory:");
-    try {
-      const { v } = db.prepare("SELECT sqlite_version() AS v").get() as { v: string };
-      return { version: v, settings: { journal_mode: "wal", synchronous: "normal (the store's default)" } };
-    } finally {
-      db.close();
-    }
-  },
-};
+            [count, queue, at, at, at, at],
+          );
+          side.executor.exec("ANALYZE");
+        },
+        live: async () => count(LIVE_COUNT),
+        countByStatus: async (status) => count(`SELECT count(*) AS n FROM tickwork_jobs WHERE status = ?`, [status]),
+        async drop() {
+          side.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+    async describe() {
+      const db = openSqlite(":memory:", { driver });
+      try {
+        const version = String(db.executor.all<{ v: string }>("SELECT sqlite_version() AS v")[0]!.v);
+        return { version, settings: { driver: db.driver, journal_mode: "wal", synchronous: "normal (the store's default)" } };
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+export const sqliteBackend: Backend = sqliteBackendOn("auto");
+
+/** The drivers other than the default that load in this runtime, each a backend of its own. */
+export function otherSqliteBackends(): Backend[] {
+  const auto = openSqlite(":memory:");
+  const picked = auto.driver;
+  auto.close();
+  return SQLITE_DRIVERS.filter((driver) => driver !== "auto" && driver !== picked && loads(driver)).map(sqliteBackendOn);
+}
+
+function loads(driver: SqliteDriver): boolean {
+  try {
+    openSqlite(":memory:", { driver }).close();
+    return true;
+  } catch (error) {
+    if (error instanceof SqliteDriverUnavailableError || error instanceof MissingPeerError) return false;
+    throw error;
+  }
+}
 
 /** A fresh schema with tickwork's tables, and a side connection on it for filling and counting rows. */
 export async function migratedPostgresSchema(prefix: string): Promise<{ schema: string; side: pg.Client; count(sql: string, params?: unknown[]): Promise<number> }> {
@@ -140,12 +165,13 @@ export const postgresBackend: Backend = {
   },
 };
 
-/** The no-op jobs' payload. */
-export type Payload = { n: number };
+/** The no-op jobs' payload: a number, and for the payload-size rows a body of that size. */
+export type Payload = { n: number; body?: unknown };
 
-/** `count` payloads numbered from `from`, as `enqueueMany` takes them. */
-export function payloads(from: number, count: number): { payload: Payload }[] {
-  return Array.from({ length: count }, (_, i) => ({ payload: { n: from + i } }));
+/** `count` payloads numbered from `from`, as `enqueueMany` takes them, each about `bytes` long (0: just the number). */
+export function payloads(from: number, count: number, bytes = 0): { payload: Payload }[] {
+  const body = payloadBody(bytes);
+  return Array.from({ length: count }, (_, i) => ({ payload: body === undefined ? { n: from + i } : { n: from + i, body } }));
 }
 
 /**

@@ -10,21 +10,28 @@
  *    before `enqueue()` to the handler's first line -> p50/p95/p99/max ms. On PostgreSQL also with
  *    the producer in another engine (its own pool), so the wake-up goes through LISTEN/NOTIFY
  *    rather than the in-process wake;
- * 4. flat cost: (2) at concurrency 10 with 100,000 succeeded jobs already in the table.
+ * 4. flat cost: (2) at concurrency 10 with 100,000 succeeded jobs already in the table;
+ * 5. payload size: (1) and (2) at concurrency 50 with payloads of 2 KB and 16 KB (an order with
+ *    lines, see payloadBody).
+ * SQLite runs on the driver `sqlite(path)` picks in this runtime, then again on every other driver
+ * that loads here (better-sqlite3 beside node:sqlite on Node 22.13+, when its addon is built for
+ * that Node), so the drivers compare on one machine in one run.
+ * BENCH_STORES=sqlite (or postgres) runs one store only: the driver comparison under another Node.
  * Results go to the terminal and to bench/results/queue-latest.{json,md}. A missed target is
  * printed, never a failed exit; only a scenario that errors sets a non-zero exit code.
  *
  * BENCH_QUICK=1 shrinks every size (a smoke run of the harness, not a measurement).
  */
 import type { Store } from "../src/store/store.js";
-import { benchEngines, payloads, postgresBackend, sqliteBackend, type Backend, type Fixture, type Payload } from "./fixtures.js";
+import { benchEngines, otherSqliteBackends, payloads, postgresBackend, sqliteBackend, type Backend, type Fixture, type Payload } from "./fixtures.js";
 import { deferred, fmt, machineInfo, markdownTable, now, quantile, repeat, sleep, summarise, textTable, within, watchLoad, type MachineInfo, type Summary, loadLine, machineLine, writeResults, type Load } from "./support.js";
 
 const QUICK = process.env.BENCH_QUICK === "1";
 /** A smoke run writes beside the measured results, never over them. */
 /** What the load line says about this benchmark: how busy it keeps the machine, which figures suffer. */
 const LOAD_NOTE = ["the benchmark alone keeps about 1-2 busy", "figures, latency percentiles above all,"] as const;
-const OUT = `queue-${QUICK ? "quick" : "latest"}`;
+const STORES = process.env.BENCH_STORES ?? "sqlite,postgres";
+const OUT = `queue-${QUICK ? "quick" : "latest"}${STORES === "sqlite,postgres" ? "" : `-${STORES.replace(/,/g, "-")}`}${process.versions.node.startsWith("20.") ? "" : `-node${process.versions.node.split(".")[0]}`}`;
 const JOBS = QUICK ? 2_000 : 20_000;
 const ENQUEUE_BATCH = 1_000;
 const FINISHED = QUICK ? 10_000 : 100_000;
@@ -32,6 +39,8 @@ const LATENCY_SAMPLES = QUICK ? 50 : 500;
 const LATENCY_WARMUP = 20;
 const REPS = QUICK ? 1 : 3;
 const QUEUE = "bench";
+/** The payload sizes (bytes of JSON) of (5), beside the no-op jobs' few bytes. */
+const PAYLOAD_SIZES = [2_048, 16_384] as const;
 
 const TARGETS = { sqliteRun: 15_000, postgresRun: 5_000, postgresP99: 10, flatRatio: 0.8 };
 
@@ -85,12 +94,12 @@ async function onFresh<T>(backend: Backend, fn: (fx: Fixture) => Promise<T>): Pr
 // ---- scenarios -------------------------------------------------------------------------------
 
 /** (1) jobs/s for `jobs` jobs through `enqueueMany`, ENQUEUE_BATCH per call, one call after another. */
-function benchEnqueue(backend: Backend, jobs = JOBS): Promise<number> {
+function benchEnqueue(backend: Backend, jobs = JOBS, bytes = 0): Promise<number> {
   return onFresh(backend, async (fx) => {
     const tw = await engine(fx.open());
     try {
       const queue = tw.queue<Payload>(QUEUE);
-      const batches = Array.from({ length: Math.ceil(jobs / ENQUEUE_BATCH) }, (_, b) => payloads(b * ENQUEUE_BATCH, Math.min(ENQUEUE_BATCH, jobs - b * ENQUEUE_BATCH)));
+      const batches = Array.from({ length: Math.ceil(jobs / ENQUEUE_BATCH) }, (_, b) => payloads(b * ENQUEUE_BATCH, Math.min(ENQUEUE_BATCH, jobs - b * ENQUEUE_BATCH), bytes));
       const t0 = now();
       for (const batch of batches) await queue.enqueueMany(batch);
       const elapsed = now() - t0;
@@ -107,7 +116,7 @@ function benchEnqueue(backend: Backend, jobs = JOBS): Promise<number> {
  * (2) and (4): `jobs` no-op jobs enqueued before `start()` (not timed), then timed from `start()` to
  * the last handler call, and on to the moment no job is pending or running any more.
  */
-function benchRun(backend: Backend, { concurrency, finished = 0, jobs = JOBS }: { concurrency: number; finished?: number; jobs?: number }): Promise<RunFigures> {
+function benchRun(backend: Backend, { concurrency, finished = 0, jobs = JOBS, bytes = 0 }: { concurrency: number; finished?: number; jobs?: number; bytes?: number }): Promise<RunFigures> {
   return onFresh(backend, async (fx) => {
     if (finished) await fx.addFinished(QUEUE, finished);
     const tw = await engine(fx.open());
@@ -120,7 +129,7 @@ function benchRun(backend: Backend, { concurrency, finished = 0, jobs = JOBS }: 
           if (++calls === jobs) last.resolve(now());
         },
       });
-      for (let i = 0; i < jobs; i += ENQUEUE_BATCH) await queue.enqueueMany(payloads(i, Math.min(ENQUEUE_BATCH, jobs - i)));
+      for (let i = 0; i < jobs; i += ENQUEUE_BATCH) await queue.enqueueMany(payloads(i, Math.min(ENQUEUE_BATCH, jobs - i), bytes));
 
       const t0 = now();
       await tw.start();
@@ -230,6 +239,22 @@ async function benchStore(backend: Backend): Promise<StoreReport> {
   add("run.c10.finished", `Run ${fmt(JOBS)}, concurrency 10, ${fmt(FINISHED)} finished jobs in table`, "jobs/s", flatHandler, ratio);
   add("run.c10.finished.settled", `  same, to last job recorded succeeded`, "jobs/s", pick(flat, "toLastSettled"));
 
+  const kb = (bytes: number) => `${bytes / 1024} KB`;
+  for (const bytes of PAYLOAD_SIZES) {
+    const enqueued = await measure(`bulk enqueue, ${kb(bytes)} payloads`, () => benchEnqueue(backend, JOBS, bytes));
+    const none = rows.find((r) => r.id === "enqueue")?.summary;
+    const vsNone = none && typeof enqueued !== "string" ? `${(quantile(enqueued, 0.5) / none.median).toFixed(2)}x the tiny payloads'` : undefined;
+    add(`enqueue.${bytes / 1024}k`, `Bulk enqueue ${fmt(JOBS)}, ${kb(bytes)} payloads`, "jobs/s", enqueued, vsNone);
+  }
+  for (const bytes of PAYLOAD_SIZES) {
+    const ran = await measure(`run, concurrency 50, ${kb(bytes)} payloads`, () => benchRun(backend, { concurrency: 50, bytes }));
+    const none = rows.find((r) => r.id === "run.c50")?.summary;
+    const handler = pick(ran, "toLastHandler");
+    const vsNone = none && typeof handler !== "string" ? `${(quantile(handler, 0.5) / none.median).toFixed(2)}x the no-op jobs'` : undefined;
+    add(`run.c50.${bytes / 1024}k`, `Run ${fmt(JOBS)}, concurrency 50, ${kb(bytes)} payloads: to last handler call`, "jobs/s", handler, vsNone);
+    add(`run.c50.${bytes / 1024}k.settled`, `  same, to last job recorded succeeded`, "jobs/s", pick(ran, "toLastSettled"));
+  }
+
   const latencyRows = async (id: string, label: string, crossProcess: boolean) => {
     const result = await measure(`start latency, ${label}`, () => benchLatency(backend, { crossProcess }));
     for (const p of ["p50", "p95", "p99", "max"] as const) add(`${id}.${p}`, `Start latency ${p}, ${label}`, "ms", pick(result, p));
@@ -321,7 +346,9 @@ async function main(): Promise<void> {
   console.log();
 
   const reports: StoreReport[] = [];
-  for (const backend of [sqliteBackend, postgresBackend]) {
+  const wanted = new Set(STORES.split(","));
+  const backends = [...(wanted.has("sqlite") ? [sqliteBackend, ...otherSqliteBackends()] : []), ...(wanted.has("postgres") ? [postgresBackend] : [])];
+  for (const backend of backends) {
     try {
       reports.push(await benchStore(backend));
     } catch (error) {

@@ -163,3 +163,24 @@ export function writeResults(name: string, json: unknown, markdown: string): voi
   writeFileSync(join(dir, `${name}.md`), markdown);
   console.log(`\nWrote ${join("bench", "results", `${name}.json`)} and ${join("bench", "results", `${name}.md`)}`);
 }
+
+const bodies = new Map<number, unknown>();
+
+/**
+ * A JSON value of about `bytes` bytes (serialised) shaped like real work, an order with lines of
+ * strings, numbers and nested objects (quotes and backslashes included, which a driver may have to
+ * escape), or undefined for 0. Built once per size and shared: every job still serialises it whole.
+ */
+export function payloadBody(bytes: number): unknown {
+  if (bytes <= 0) return undefined;
+  let body = bodies.get(bytes);
+  if (!body) {
+    const lines: unknown[] = [];
+    const order = { customer: { id: "cus_4711", email: "ada@example.com", country: "DE" }, currency: "EUR", lines, note: 'rush, "fragile"' };
+    for (let k = 0; JSON.stringify(order).length < bytes - 110; k++) {
+      lines.push({ sku: `SKU-${1000 + k}`, name: `Item ${k} "deluxe" \\ edition`, qty: (k % 5) + 1, price: 19.99 + k, tags: ["gift", "eu"], taxed: k % 2 === 0 });
+    }
+    bodies.set(bytes, (body = order));
+  }
+  return body;
+}

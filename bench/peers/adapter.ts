@@ -9,6 +9,8 @@
 export interface Payload {
   n: number;
   t: number;
+  /** The payload-size workloads' body (see payloadBody), the same for every system. */
+  body?: unknown;
 }
 
 /** Called by a system's no-op handler, first thing, with the job's payload. */
@@ -114,8 +116,9 @@ export interface SustainedFigures {
 export interface Adapter {
   system: System;
   setup(options: OpenOptions): Promise<Instance>;
-  bulkEnqueue(jobs: number, batch: number): Promise<EnqueueFigures>;
-  runN(jobs: number, concurrency: number, budgetMs: number): Promise<RunFigures>;
+  /** `bytes`: each payload's size as JSON (0: just the number and time). */
+  bulkEnqueue(jobs: number, batch: number, bytes?: number): Promise<EnqueueFigures>;
+  runN(jobs: number, concurrency: number, budgetMs: number, bytes?: number): Promise<RunFigures>;
   latency(samples: number, budgetMs: number): Promise<LatencyFigures>;
   sustained(options: { rate: number; seconds: number; concurrency: number; drainBudgetMs: number }): Promise<SustainedFigures>;
   teardown(instance: Instance): Promise<void>;

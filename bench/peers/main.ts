@@ -26,13 +26,13 @@ import type { Adapter, System } from "./adapter.js";
 import { bullmqSystem } from "./bullmq.js";
 import { graphileWorkerSystem } from "./graphile-worker.js";
 import { pgBossSystem } from "./pg-boss.js";
-import { json, machineLine, markdown, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
+import { json, machineLine, markdown, payloadBytes, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
 import { postgresInfo, redisInfo, tickworkRevision } from "./servers.js";
 import { sqliteWriteLimit } from "./sqlite-limit.js";
 import { tickworkSystem } from "./tickwork.js";
 import { adapterFor, problems } from "./workloads.js";
 
-const WORKLOADS: readonly WorkloadId[] = ["enqueue", "run.c10", "run.c50", "latency", "sustained"];
+const WORKLOADS: readonly WorkloadId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k", "latency", "sustained"];
 
 function parameters(): { p: Parameters; systems: string[] | undefined; workloads: WorkloadId[]; out: string | undefined } {
   const { values } = parseArgs({
@@ -96,11 +96,15 @@ function allSystems(): System[] {
 function measureOnce(adapter: Adapter, workload: WorkloadId, p: Parameters): Promise<FiguresByWorkload[WorkloadId]> {
   switch (workload) {
     case "enqueue":
-      return adapter.bulkEnqueue(p.jobs, p.enqueueBatch);
+    case "enqueue.2k":
+    case "enqueue.16k":
+      return adapter.bulkEnqueue(p.jobs, p.enqueueBatch, payloadBytes(workload));
     case "run.c10":
       return adapter.runN(p.jobs, 10, p.runBudgetSeconds * 1000);
     case "run.c50":
-      return adapter.runN(p.jobs, 50, p.runBudgetSeconds * 1000);
+    case "run.c50.2k":
+    case "run.c50.16k":
+      return adapter.runN(p.jobs, 50, p.runBudgetSeconds * 1000, payloadBytes(workload));
     case "latency":
       return adapter.latency(p.latencySamples, p.latencyBudgetSeconds * 1000);
     case "sustained":

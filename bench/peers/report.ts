@@ -5,12 +5,23 @@
 import { fmt, markdownTable, quantile, summarise, textTable, type MachineInfo, type Summary } from "../support.js";
 import type { EnqueueFigures, LatencyFigures, RunFigures, SustainedFigures, System } from "./adapter.js";
 
-export type WorkloadId = "enqueue" | "run.c10" | "run.c50" | "latency" | "sustained";
+export type WorkloadId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k" | "latency" | "sustained";
+type ThroughputId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k";
+const THROUGHPUT: readonly ThroughputId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k"];
+
+/** The payload size of a workload, in bytes of JSON (0: just a number and a time). */
+export function payloadBytes(id: WorkloadId): number {
+  return id.endsWith(".16k") ? 16_384 : id.endsWith(".2k") ? 2_048 : 0;
+}
 
 export interface FiguresByWorkload {
   enqueue: EnqueueFigures;
+  "enqueue.2k": EnqueueFigures;
+  "enqueue.16k": EnqueueFigures;
   "run.c10": RunFigures;
   "run.c50": RunFigures;
+  "run.c50.2k": RunFigures;
+  "run.c50.16k": RunFigures;
   latency: LatencyFigures;
   sustained: SustainedFigures;
 }
@@ -107,12 +118,14 @@ interface Table {
 const enqueueValue = (f: EnqueueFigures) => f.jobsPerSec;
 const runValue = (f: RunFigures) => f.jobsPerSec;
 
-function throughputTable(report: Report, id: "enqueue" | "run.c10" | "run.c50"): Table {
+function throughputTable(report: Report, id: ThroughputId): Table {
   const p = report.parameters;
   const cells = report.results[id] as Record<string, Cell<EnqueueFigures | RunFigures>>;
   const median = (system: System) => summary(cells[system.id], (f) => f.jobsPerSec)?.median;
   const best = bestPeer(report, median, true);
-  const isRun = id !== "enqueue";
+  const isRun = id.startsWith("run.");
+  const bytes = payloadBytes(id);
+  const sized = bytes ? `, ${bytes / 1024} KB payloads` : "";
   const rows = report.systems.map((system) => {
     const cell = cells[system.id];
     const s = summary(cell, isRun ? (f) => runValue(f as RunFigures) : (f) => enqueueValue(f as EnqueueFigures));
@@ -130,7 +143,7 @@ function throughputTable(report: Report, id: "enqueue" | "run.c10" | "run.c50"):
     if (isRun) row.splice(4, 0, range(summary(cell, (f) => (f as RunFigures).toLastHandler)));
     return [...row, notes.join("; ")];
   });
-  const concurrency = id === "run.c50" ? 50 : 10;
+  const concurrency = id.startsWith("run.c50") ? 50 : 10;
   const header = isRun
     ? ["System", "Backend", "Setting", "jobs/s to last completion", "jobs/s to last handler call", "vs best peer", "Note"]
     : ["System", "Backend", "Setting", "jobs/s", "vs best peer", "Note"];
@@ -138,7 +151,7 @@ function throughputTable(report: Report, id: "enqueue" | "run.c10" | "run.c50"):
   return isRun
     ? {
         id,
-        title: `Run ${fmt(p.jobs)} no-op jobs, concurrency ${concurrency}, one process`,
+        title: `Run ${fmt(p.jobs)} no-op jobs, concurrency ${concurrency}${sized}, one process`,
         note:
           `Jobs enqueued first (not timed); timed from the call that starts the workers to the last job the system recorded completed (tickwork: succeeded; graphile-worker: row deleted; pg-boss: state completed; BullMQ: moved to completed). ` +
           `A run that does not finish within ${p.runBudgetSeconds} s reports the rate of the jobs that ran.${bestText}`,
@@ -148,8 +161,8 @@ function throughputTable(report: Report, id: "enqueue" | "run.c10" | "run.c50"):
       }
     : {
         id,
-        title: `Bulk enqueue ${fmt(p.jobs)} jobs`,
-        note: `Each system's bulk API, ${fmt(p.enqueueBatch)} jobs per call, one call after another, no workers running.${bestText}`,
+        title: `Bulk enqueue ${fmt(p.jobs)} jobs${sized}`,
+        note: `Each system's bulk API, ${fmt(p.enqueueBatch)} jobs per call, one call after another, no workers running.${bytes ? ` Every payload is an order of about ${bytes / 1024} KB of JSON (lines of strings, numbers, quotes and backslashes), the same for every system.` : ""}${bestText}`,
         header,
         rows,
         numeric: [3, 4],
@@ -216,7 +229,7 @@ function sustainedTable(report: Report): Table {
 
 export function tables(report: Report): Table[] {
   const out: Table[] = [];
-  for (const id of ["enqueue", "run.c10", "run.c50"] as const) if (Object.keys(report.results[id]).length) out.push(throughputTable(report, id));
+  for (const id of THROUGHPUT) if (Object.keys(report.results[id]).length) out.push(throughputTable(report, id));
   if (Object.keys(report.results.latency).length) out.push(latencyTable(report));
   if (Object.keys(report.results.sustained).length) out.push(sustainedTable(report));
   return out;
@@ -239,12 +252,16 @@ export function checks(report: Report): Check[] {
   const ours = (backend: string) => report.systems.filter((s) => !s.peer && s.backend.startsWith(backend));
   const label = (s: System) => `tickwork ${s.backend} ${s.setting}`;
 
-  for (const id of ["run.c10", "run.c50"] as const) {
-    const cells = report.results[id];
+  const throughputTargets = [
+    { id: "run.c10", target: "PostgreSQL run throughput, concurrency 10 >= 1.5x best peer" },
+    { id: "run.c50", target: "PostgreSQL run throughput, concurrency 50 >= 1.5x best peer" },
+    { id: "enqueue.2k", target: "PostgreSQL bulk enqueue of 2 KB payloads >= 1.5x best peer" },
+  ] as const;
+  for (const { id, target } of throughputTargets) {
+    const cells = report.results[id] as Record<string, Cell<EnqueueFigures | RunFigures>>;
     if (!Object.keys(cells).length) continue;
     const median = (s: System) => summary(cells[s.id], (f) => f.jobsPerSec)?.median;
     const best = bestPeer(report, median, true);
-    const target = `PostgreSQL run throughput, concurrency ${id === "run.c10" ? 10 : 50} >= 1.5x best peer`;
     for (const s of ours("PostgreSQL")) {
       const v = median(s);
       if (v === undefined || !best) {

@@ -8,7 +8,7 @@
  * 4. sustained: a producer at a fixed rate of single enqueues while the workers run them.
  * Every measurement opens a fresh namespace and removes it after, even when it throws.
  */
-import { deferred, now, quantile, sleep } from "../support.js";
+import { deferred, now, payloadBody, quantile, sleep } from "../support.js";
 import type { Adapter, Instance, LatencyFigures, OpenOptions, Payload, RunFigures, SustainedFigures, System } from "./adapter.js";
 
 /** Warnings and errors the systems reported, by "system: what", so a figure that hid one is not taken as clean. */
@@ -38,12 +38,13 @@ async function until(what: string, ms: number, check: () => Promise<boolean> | b
   }
 }
 
-function payloads(from: number, count: number): Payload[] {
-  return Array.from({ length: count }, (_, i) => ({ n: from + i, t: 0 }));
+function payloads(from: number, count: number, bytes: number): Payload[] {
+  const body = payloadBody(bytes);
+  return Array.from({ length: count }, (_, i) => (body === undefined ? { n: from + i, t: 0 } : { n: from + i, t: 0, body }));
 }
 
-async function enqueueAll(instance: Instance, jobs: number, batch: number): Promise<void> {
-  for (let i = 0; i < jobs; i += batch) await instance.enqueueBatch(payloads(i, Math.min(batch, jobs - i)));
+async function enqueueAll(instance: Instance, jobs: number, batch: number, bytes: number): Promise<void> {
+  for (let i = 0; i < jobs; i += batch) await instance.enqueueBatch(payloads(i, Math.min(batch, jobs - i), bytes));
 }
 
 const LATENCY_WARMUP = { samples: 20, ms: 2_000 };
@@ -75,9 +76,9 @@ export function adapterFor(system: System): Adapter {
     setup,
     teardown,
 
-    bulkEnqueue(jobs, batch) {
+    bulkEnqueue(jobs, batch, bytes = 0) {
       return onFresh({ concurrency: 1, onJob: () => {} }, async (instance) => {
-        const batches = Array.from({ length: Math.ceil(jobs / batch) }, (_, b) => payloads(b * batch, Math.min(batch, jobs - b * batch)));
+        const batches = Array.from({ length: Math.ceil(jobs / batch) }, (_, b) => payloads(b * batch, Math.min(batch, jobs - b * batch), bytes));
         const t0 = now();
         for (const b of batches) await instance.enqueueBatch(b);
         const elapsed = now() - t0;
@@ -87,7 +88,7 @@ export function adapterFor(system: System): Adapter {
       });
     },
 
-    runN(jobs, concurrency, budgetMs) {
+    runN(jobs, concurrency, budgetMs, bytes = 0) {
       let calls = 0;
       let tLast = 0;
       const last = deferred<void>();
@@ -98,7 +99,7 @@ export function adapterFor(system: System): Adapter {
         }
       };
       return onFresh({ concurrency, onJob }, async (instance): Promise<RunFigures> => {
-        await enqueueAll(instance, jobs, 1_000);
+        await enqueueAll(instance, jobs, 1_000, bytes);
         const t0 = now();
         await instance.startWorkers();
         const startMs = now() - t0;
