@@ -60,6 +60,6 @@ export type { FanoutOptions, FanoutGroup, FanoutTarget, PushContext, PushSend } 
 export type { FanoutStore } from "./fanout/store.js";
 export type { ReconcileChooser, ReconcileContext, ReconcileOption, ReconcilePlan } from "./fanout/reconcile.js";
 export { FanoutReceiver, fanoutReceiver, type ReceiverOptions, type ReceiverStorage, type StateSource } from "./fanout/receiver.js";
-export { CallTimeoutError } from "./core/errors.js";
+export { CallTimeoutError, MissingPeerError } from "./core/errors.js";
 // The `tickwork` command line: the type of a config file (`tickwork.config.ts`).
 export { defineConfig, type TickworkConfig, type ConfigSetup, type ConfigContext, type ConfigDatabase, type ConfigTeardown, type ConfigEngineOptions } from "./cli/define-config.js";

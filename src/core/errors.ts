@@ -53,6 +53,19 @@ export class CallTimeoutError extends TickworkError {
 }
 
 /**
+ * An optional peer dependency that a subpath needs (pg for tickwork/postgres, better-sqlite3 for
+ * SQLite on Node 20, prom-client and @hono/node-server for tickwork/server) is not installed.
+ */
+export class MissingPeerError extends TickworkError {
+  readonly packageName: string;
+
+  constructor(packageName: string, usedBy: string, options?: { cause?: unknown }) {
+    super("TW_MISSING_PEER", `${usedBy} needs the package "${packageName}": install it with \`npm install ${packageName}\``, options);
+    this.packageName = packageName;
+  }
+}
+
+/**
  * Thrown by a job handler to choose when the next attempt runs, e.g. from an upstream's
  * `Retry-After`. Any thrown error carrying a `retryAfter` property is honoured the same way.
  */

@@ -52,10 +52,10 @@ const BECOMES_EMPTY: Record<string, string> = {
 
 /**
  * The first thing in `value` JSON.stringify would drop, change or choke on, or undefined. `key` is
- * the one JSON passes to `toJSON` ("" at the root). Plain objects, arrays, strings, numbers and
+ * the one JSON passes to `toJSON` ("" at the root, an array's index as a number). Plain objects, arrays, strings, numbers and
  * booleans take one type test each; paths are built only on the way out of a refusal.
  */
-function lossIn(value: unknown, key: string, depth: number): Loss | undefined {
+function lossIn(value: unknown, key: string | number, depth: number): Loss | undefined {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -74,7 +74,7 @@ function lossIn(value: unknown, key: string, depth: number): Loss | undefined {
   const toJSON = (v as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") {
     // JSON.stringify calls it again when it writes the text: toJSON should be pure, as Date's is.
-    const replaced: unknown = toJSON.call(v, key);
+    const replaced: unknown = toJSON.call(v, String(key));
     if (replaced === undefined) return undefined;
     if (typeof replaced !== "object" || replaced === null) return lossIn(replaced, key, depth);
     v = replaced;
@@ -82,7 +82,8 @@ function lossIn(value: unknown, key: string, depth: number): Loss | undefined {
   if (Array.isArray(v)) {
     for (let i = 0; i < v.length; i++) {
       const item: unknown = v[i];
-      const loss = item === undefined ? { what: "undefined, which JSON would turn into null", keys: [] } : lossIn(item, String(i), depth + 1);
+      // The index goes as a number: made a string only for a toJSON, not for every element.
+      const loss = item === undefined ? { what: "undefined, which JSON would turn into null", keys: [] } : lossIn(item, i, depth + 1);
       if (loss) {
         loss.keys.push(i);
         return loss;
@@ -124,7 +125,8 @@ function tooDeep(value: unknown): string {
   try {
     JSON.stringify(value);
   } catch (error) {
-    if (error instanceof TypeError && /circular/i.test(error.message)) return error.message;
+    // V8 says "circular structure", JavaScriptCore (Bun) "cyclic structures".
+    if (error instanceof TypeError && /circular|cyclic/i.test(error.message)) return /circular/i.test(error.message) ? error.message : `it is circular (${error.message})`;
   }
   return `it is nested more than ${MAX_JSON_DEPTH} levels deep`;
 }

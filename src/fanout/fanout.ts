@@ -177,7 +177,7 @@ export class Fanout<S = unknown> {
     }
     const all = [...carry.results, ...results];
     const failures = all.filter((r) => r.error !== null);
-    const error = failures.length ? `${failures.length} of ${all.length} pushes failed; first: ${failures[0]!.target}: ${failures[0]!.error}` : null;
+    const error = failures.length ? `${failures.length} of ${all.length} push${all.length === 1 ? "" : "es"} failed; first: ${failures[0]!.target}: ${failures[0]!.error}` : null;
     return this.endRound(version, round, claimed, all, error, now, batch.length > 0);
   }
 

@@ -1,5 +1,7 @@
+// Types only: better-sqlite3 is an optional peer, loaded when a store opens with it.
 import type Database from "better-sqlite3";
-import type { SqlValue, SqliteExecutor } from "../db/sqlite-executor.js";
+import type { SqlValue, SqliteConnection, SqliteExecutor } from "../db/sqlite-executor.js";
+import { requirePeer } from "../runtime/peer.js";
 
 /** Bound values per statement on better-sqlite3 (its SQLITE_MAX_VARIABLE_NUMBER). */
 export const BETTER_SQLITE_MAX_PARAMS = 32_766;
@@ -23,4 +25,15 @@ export function betterSqliteExecutor(db: Database.Database): SqliteExecutor {
     exec: (sql) => void db.exec(sql),
     transaction: (fn) => db.transaction(fn).immediate(),
   };
+}
+
+/** The better-sqlite3 constructor; `usedBy` says in a MissingPeerError what needed it. */
+export function loadBetterSqlite(usedBy: string): typeof Database {
+  return requirePeer<typeof Database>("better-sqlite3", usedBy);
+}
+
+/** Opens `path` with a loaded better-sqlite3. */
+export function openBetterSqlite(BetterSqlite: typeof Database, path: string): SqliteConnection {
+  const db = new BetterSqlite(path);
+  return { driver: "better-sqlite3", executor: betterSqliteExecutor(db), maxParams: BETTER_SQLITE_MAX_PARAMS, close: () => db.close() };
 }

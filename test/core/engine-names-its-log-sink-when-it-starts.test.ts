@@ -20,7 +20,7 @@ describe("engine.started names the log sink", () => {
         level: "info",
         logSink: "function",
         logSinkChosenBy: "the logger option",
-        store: "sqlite(:memory:)",
+        store: expect.stringMatching(/^sqlite\(:memory:, (better-sqlite3|node:sqlite|bun:sqlite)\)$/),
         instanceId: tw.instanceId,
         logLevel: "info",
         clock: "system",

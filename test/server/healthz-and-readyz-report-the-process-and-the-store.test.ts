@@ -62,7 +62,7 @@ describe("/readyz and the schema version", () => {
   it("is 503 while migrations are pending, and when newer code migrated the database", async () => {
     const a = await admin();
     const { latest } = await a.tw.store.schemaVersion();
-    const db = new Database(a.tw.store.name.slice("sqlite(".length, -1));
+    const db = new Database(a.tw.store.name.slice("sqlite(".length, a.tw.store.name.lastIndexOf(", ")));
     try {
       db.prepare("DELETE FROM tickwork_migrations WHERE version = ?").run(latest);
       expect(await a.request("GET", "/readyz", { token: null })).toMatchObject({

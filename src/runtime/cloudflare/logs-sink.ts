@@ -35,7 +35,7 @@ export function workersLogs(binding: LogsBinding, options: { appId: string; cont
     buffer = [];
     const call = binding
       .logBatch(options.appId, entries)
-      .catch((error: unknown) => console.error(`tickwork: the logs binding refused ${entries.length} entries (${entries.map((e) => e.message).join(", ")}):`, error))
+      .catch((error: unknown) => console.error(`tickwork: the logs binding refused ${entries.length} ${entries.length === 1 ? "entry" : "entries"} (${entries.map((e) => e.message).join(", ")}):`, error))
       .finally(() => inFlight.delete(call));
     inFlight.add(call);
   };

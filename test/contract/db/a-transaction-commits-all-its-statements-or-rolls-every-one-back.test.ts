@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { BETTER_SQLITE_MAX_PARAMS, betterSqliteExecutor } from "../../../src/store/better-sqlite3.js";
+import type { SqliteConnection } from "../../../src/db/sqlite-executor.js";
+import { openSqlite } from "../../../src/store/sqlite-driver.js";
 import { pgExecutor } from "../../../src/store/pg.js";
 import { sqliteSqlDb, type SqlDb } from "../../../src/db/sql-db.js";
 import { remoteTransactionFacts } from "../../cloudflare/support/remote-store.js";
@@ -21,15 +21,14 @@ import { transactionFacts } from "../../support/transaction-facts.js";
 type Case = { name: string; facts(): Promise<unknown>; cleanup(): Promise<void> };
 
 function sqliteCase(name: string, path: () => string): Case {
-  let db: Database.Database | undefined;
+  let connection: SqliteConnection | undefined;
   return {
     name,
     facts: () => {
-      db = new Database(path());
-      db.pragma("journal_mode = WAL");
-      return transactionFacts(sqliteSqlDb(betterSqliteExecutor(db), BETTER_SQLITE_MAX_PARAMS));
+      connection = openSqlite(path());
+      return transactionFacts(sqliteSqlDb(connection.executor, connection.maxParams));
     },
-    cleanup: async () => void db?.close(),
+    cleanup: async () => void connection?.close(),
   };
 }
 

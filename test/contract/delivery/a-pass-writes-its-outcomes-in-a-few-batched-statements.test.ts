@@ -1,15 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { sqliteSqlDb, type SqlDb } from "../../../src/db/sql-db.js";
 import { SqlDeliveryStore } from "../../../src/delivery/sql.js";
-import { BETTER_SQLITE_MAX_PARAMS, betterSqliteExecutor } from "../../../src/store/better-sqlite3.js";
 import { pgExecutor } from "../../../src/store/pg.js";
 import { postgres } from "../../../src/store/postgres.js";
 import { sqlite } from "../../../src/store/sqlite.js";
+import { openSqlite } from "../../../src/store/sqlite-driver.js";
 import type { Store } from "../../../src/store/store.js";
 import { createTickwork } from "../../../src/tickwork.js";
 import { fakeClock } from "../../../src/testing/fake-clock.js";
@@ -59,10 +58,9 @@ const dialects: Dialect[] = [
       const dir = mkdtempSync(join(tmpdir(), "tickwork-"));
       const path = join(dir, "tickwork.db");
       const store = sqlite(path);
-      const db = new Database(path);
-      db.pragma("busy_timeout = 5000");
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => void db.close());
-      return { ...store, delivery: new SqlDeliveryStore(counting(sqliteSqlDb(betterSqliteExecutor(db), BETTER_SQLITE_MAX_PARAMS), counter)) };
+      const connection = openSqlite(path);
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }), () => connection.close());
+      return { ...store, delivery: new SqlDeliveryStore(counting(sqliteSqlDb(connection.executor, connection.maxParams), counter)) };
     },
   },
   {

@@ -1,7 +1,8 @@
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { keyset } from "../../../src/delivery/keyset.js";
 import type { Delivery } from "../../../src/delivery/delivery.js";
+import type { SqliteConnection } from "../../../src/db/sqlite-executor.js";
+import { openSqlite } from "../../../src/store/sqlite-driver.js";
 import { allStoreCases } from "../../support/stores.js";
 import { enginesFor } from "../../support/schedule-fixtures.js";
 
@@ -23,24 +24,26 @@ interface Tracking {
 
 describe.each(allStoreCases())("paging a source that delivery mutates ($name)", (storeCase) => {
   const engines = enginesFor(storeCase);
-  let source: Database.Database | undefined;
-  afterEach(() => source?.close());
+  let source: SqliteConnection | undefined;
+  afterEach(() => {
+    source?.close();
+    source = undefined;
+  });
 
   async function setUp() {
     const engine = await engines.first();
-    const db = (source = new Database(":memory:"));
+    // The application's own table, on the SQLite this runtime opens (openSqlite's "auto").
+    const db = (source = openSqlite(":memory:")).executor;
     db.exec(`CREATE TABLE trackings (user_id TEXT PRIMARY KEY, daily_date TEXT NOT NULL)`);
-    const insert = db.prepare(`INSERT INTO trackings (user_id, daily_date) VALUES (?, ?)`);
-    for (let i = 1; i <= USERS; i++) insert.run(`u-${String(i).padStart(3, "0")}`, "2025-12-31");
+    for (let i = 1; i <= USERS; i++) db.run(`INSERT INTO trackings (user_id, daily_date) VALUES (?, ?)`, [`u-${String(i).padStart(3, "0")}`, "2025-12-31"]);
     const reads = new Map<string, number>();
     const read = (rows: Tracking[]) => {
       for (const r of rows) reads.set(r.user_id, (reads.get(r.user_id) ?? 0) + 1);
       return rows;
     };
-    const advance = db.prepare(`UPDATE trackings SET daily_date = ? WHERE user_id = ?`);
     const daily = engine.tw.delivery<{ user: string; day: string }>("daily", {
       send: async () => {},
-      onDelivered: (m) => void advance.run(TODAY, m.payload.user),
+      onDelivered: (m) => void db.run(`UPDATE trackings SET daily_date = ? WHERE user_id = ?`, [TODAY, m.payload.user]),
     });
     const pass = async (pages: AsyncIterable<Tracking[]>) => {
       for await (const page of pages) {
@@ -48,16 +51,15 @@ describe.each(allStoreCases())("paging a source that delivery mutates ($name)", 
         await engine.tw.tick();
       }
     };
-    const behind = () => (db.prepare(`SELECT count(*) AS n FROM trackings WHERE daily_date < ?`).get(TODAY) as { n: number }).n;
+    const behind = () => db.all<{ n: number }>(`SELECT count(*) AS n FROM trackings WHERE daily_date < ?`, [TODAY])[0]?.n;
     return { db, reads, read, pass, behind, daily: daily as Delivery<unknown> };
   }
 
   it("with OFFSET/LIMIT, skips a page of rows for every page that left the filter", async () => {
     const { db, reads, read, pass, behind } = await setUp();
-    const byOffset = db.prepare(`SELECT user_id, daily_date FROM trackings WHERE daily_date < ? ORDER BY user_id LIMIT ? OFFSET ?`);
     async function* offsetPages(): AsyncGenerator<Tracking[]> {
       for (let offset = 0; ; offset += PAGE) {
-        const rows = read(byOffset.all(TODAY, PAGE, offset) as Tracking[]);
+        const rows = read(db.all<Tracking>(`SELECT user_id, daily_date FROM trackings WHERE daily_date < ? ORDER BY user_id LIMIT ? OFFSET ?`, [TODAY, PAGE, offset]));
         if (rows.length === 0) return;
         yield rows;
         if (rows.length < PAGE) return;
@@ -72,10 +74,9 @@ describe.each(allStoreCases())("paging a source that delivery mutates ($name)", 
 
   it("with keyset(), reads every row exactly once and every tracking gets its daily callback", async () => {
     const { db, reads, read, pass, behind, daily } = await setUp();
-    const byKey = db.prepare(`SELECT user_id, daily_date FROM trackings WHERE daily_date < ? AND user_id > ? ORDER BY user_id LIMIT ?`);
     await pass(
       keyset<Tracking, string>({
-        fetch: (after, limit) => read(byKey.all(TODAY, after ?? "", limit) as Tracking[]),
+        fetch: (after, limit) => read(db.all<Tracking>(`SELECT user_id, daily_date FROM trackings WHERE daily_date < ? AND user_id > ? ORDER BY user_id LIMIT ?`, [TODAY, after ?? "", limit])),
         cursor: (t) => t.user_id,
         pageSize: PAGE,
       }),
