@@ -57,7 +57,7 @@ describe("npm start: the one-process demo", () => {
       seen.backedOff ||= /tickwork_task_runs_total\{task="tenero-prices",outcome="backed_off"\} [1-9]/.test(metrics);
       const { fanouts } = await get<{ fanouts: { name: string; converged: boolean; version: number; targets: unknown[] }[] }>(base, "api/fanouts");
       const symbols = fanouts.find((f) => f.name === "symbol-fanout.symbols");
-      seen.converged ||= !!symbols && symbols.targets.length === 77 && symbols.converged && output.some((l) => l.includes("pushes failed"));
+      seen.converged ||= !!symbols && symbols.targets.length === 77 && symbols.converged && output.some((l) => / push(es)? failed/.test(l));
       seen.replayed ||= output.some((l) => l.includes("paper-orders:") && l.includes("replayed (Idempotent-Replayed: true), executed once"));
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }

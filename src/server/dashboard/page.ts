@@ -1,4 +1,5 @@
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
+import { routePath } from "hono/route";
 import { dashboardScript, dashboardStyle, dashboardVersion } from "./assets.generated.js";
 
 /**
@@ -21,17 +22,32 @@ const SCRIPT = `assets/dashboard.${dashboardVersion}.js`;
 const STYLE = `assets/dashboard.${dashboardVersion}.css`;
 
 export function dashboardRoutes(app: Hono, options: { refreshMs: number }): void {
-  app.get("/", (c) => {
+  const dashboard = (c: Context) => {
     c.header("content-security-policy", CSP);
     c.header("x-content-type-options", "nosniff");
     c.header("referrer-policy", "no-referrer");
     c.header("cache-control", "no-store");
     return c.html(page(options.refreshMs, base(c.req.path)));
-  });
+  };
+  app.get("/", dashboard);
 
   const immutable = { "cache-control": "public, max-age=31536000, immutable", "x-content-type-options": "nosniff" };
   app.get(`/${SCRIPT}`, (c) => c.body(dashboardScript, 200, { ...immutable, "content-type": "text/javascript; charset=utf-8" }));
   app.get(`/${STYLE}`, (c) => c.body(dashboardStyle, 200, { ...immutable, "content-type": "text/css; charset=utf-8" }));
+
+  // Mounted by `app.route("/admin", ...)`, the "/" above becomes "/admin" only, and Hono's routes
+  // are strict about a trailing slash, so "/admin/" would answer 404. This catch-all, the app's last
+  // GET route, serves the page there too and passes every other path on to not-found.
+  app.get("/*", (c, next) => (atMountRootWithSlash(c) ? dashboard(c) : next()));
+}
+
+/**
+ * Whether the request is the mount path plus "/": it ends with a slash and has as many segments as
+ * this catch-all's route ("/admin/*" for "/admin/"), whatever the mount path's parameters match.
+ */
+function atMountRootWithSlash(c: Context): boolean {
+  const path = c.req.path;
+  return path.endsWith("/") && path.split("/").length === routePath(c).split("/").length;
 }
 
 /**

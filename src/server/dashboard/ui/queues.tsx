@@ -29,7 +29,7 @@ function flowState(flow: QueueFlowView): { text: string; tone: string } {
 function tokens(b: BucketView, now: number): string {
   if (b.pausedUntil !== null) return `paused, resumes ${relative(b.pausedUntil, now)}`;
   const shown = Number.isInteger(b.tokens) ? String(b.tokens) : b.tokens.toFixed(1);
-  return b.tokens > 0 ? `${shown} of ${b.burst} tokens` : `no token, next ${relative(b.nextTokenAt, now)}`;
+  return b.tokens > 0 ? `${shown} of ${b.burst} token${b.burst === 1 ? "" : "s"}` : `no token, next ${relative(b.nextTokenAt, now)}`;
 }
 
 function Flow(props: { queue: string; flow: QueueFlowView; now: number; busy: boolean; actions: QueueActions }) {

@@ -11,7 +11,7 @@ const PAUSE_FOR = "1h";
 
 /** What the task is doing or waiting for, the most pressing first. */
 function state(task: TaskSummary, now: number): { text: string; tone: string } {
-  if (task.breakerOpen) return { text: `breaker open after ${task.consecutiveFailures} failures`, tone: "bad" };
+  if (task.breakerOpen) return { text: `breaker open after ${task.consecutiveFailures} failure${task.consecutiveFailures === 1 ? "" : "s"}`, tone: "bad" };
   if (task.pausedUntil !== null) return { text: `paused until ${absolute(task.pausedUntil)}`, tone: "warn" };
   if (task.running) return { text: "running", tone: "ok" };
   if (task.nextRunAfter !== null) return { text: `backing off, runs ${relative(task.nextRunAfter, now)}`, tone: "warn" };
