@@ -1,4 +1,6 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+// Types only: `prom-client` is an optional peer, loaded when metrics are asked for.
+import type * as promClient from "prom-client";
+import { requirePeer } from "../runtime/peer.js";
 import type { Tickwork } from "../tickwork.js";
 import type { LogEvent } from "../core/logger.js";
 import { JOB_STATUSES } from "../queue/job.js";
@@ -30,6 +32,7 @@ const GROUP_SERIES = 20;
  * built-ins that workerd lacks.
  */
 export function prometheusMetrics(tw: Tickwork): MetricsExposition {
+  const { Counter, Gauge, Histogram, Registry } = requirePeer<typeof promClient>("prom-client", "Prometheus metrics (prometheusMetrics, or adminApp and serve without { metrics: false })");
   const registry = new Registry();
   const registers = [registry];
 

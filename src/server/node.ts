@@ -1,11 +1,13 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createAdaptorServer } from "@hono/node-server";
+// Types only: `@hono/node-server` is an optional peer, loaded when serve() is called.
+import type * as nodeServer from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Tickwork } from "../tickwork.js";
 import { InvalidInputError } from "../core/errors.js";
 import { createAdminApp, type AdminApp, type AdminAppOptions } from "./app.js";
 import { prometheusMetrics } from "./metrics.js";
+import { requirePeer } from "../runtime/peer.js";
 
 export const TOKEN_VARIABLE = "TICKWORK_ADMIN_TOKEN";
 
@@ -40,6 +42,7 @@ export function adminApp(tw: Tickwork, options: AdminOptions = {}): Hono {
 export async function serve(tw: Tickwork, options: ServeOptions = {}): Promise<Serving> {
   const { port = 4000, host = "127.0.0.1", ...adminOptions } = options;
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InvalidInputError(`serve: port must be an integer from 0 to 65535, got ${String(port)}`);
+  const { createAdaptorServer } = requirePeer<typeof nodeServer>("@hono/node-server", "serve() from tickwork/server");
   const admin = nodeAdmin(tw, adminOptions);
   // overrideGlobalObjects: false keeps the process's own Request and Response for everything else in it.
   const server = createAdaptorServer({ fetch: admin.app.fetch, overrideGlobalObjects: false }) as Server;

@@ -1,16 +1,44 @@
-import type pg from "pg";
 import { StoreUnavailableError } from "../core/errors.js";
 import type { PgExecutor, QueryOptions } from "../db/pg-executor.js";
 import { runBody, sqlTx, type SqlBody } from "../db/sql-db.js";
 
+/**
+ * The part of a `pg.Pool` tickwork uses, declared here rather than taken from @types/pg so that
+ * tickwork's declarations compile in a project without @types/pg. A `pg.Pool` is one (the tests
+ * that pass their own pool check it).
+ */
+export interface PostgresPool {
+  query(config: PostgresQueryConfig): Promise<PostgresQueryResult>;
+  connect(): Promise<PostgresPoolClient>;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  end(): Promise<void>;
+}
+
+/** A client checked out of a {@link PostgresPool} (a `pg.PoolClient`). */
+export interface PostgresPoolClient {
+  query(config: PostgresQueryConfig): Promise<PostgresQueryResult>;
+  query(text: string): Promise<PostgresQueryResult>;
+  release(error?: Error | boolean): void;
+}
+
+export interface PostgresQueryConfig {
+  name?: string | undefined;
+  text: string;
+  values?: unknown[] | undefined;
+}
+
+export interface PostgresQueryResult {
+  rows: unknown[];
+}
+
 /** `pg` behind the executor seam: named prepared statements (unnamed when replanned), and connection failures typed as such. */
-export function pgExecutor(pool: pg.Pool): PgExecutor {
+export function pgExecutor(pool: PostgresPool): PgExecutor {
   return { maxParams: MAX_PARAMS, query: querying((config) => pool.query(config)), transaction: (body) => transaction(pool, body) };
 }
 
 const MAX_PARAMS = 65_535;
 
-function querying(send: (config: pg.QueryConfig) => Promise<pg.QueryResult>): PgExecutor["query"] {
+function querying(send: (config: PostgresQueryConfig) => Promise<PostgresQueryResult>): PgExecutor["query"] {
   return async <T>(sql: string, params: readonly unknown[] = [], options: QueryOptions = {}): Promise<T[]> => {
     try {
       const result = await send({ name: options.replan ? undefined : statementName(sql), text: sql, values: params as unknown[] });
@@ -31,7 +59,7 @@ function statementName(sql: string): string | undefined {
 }
 
 /** The body's statements on one client of the pool, between BEGIN and COMMIT (ROLLBACK on a throw). */
-async function transaction<T>(pool: pg.Pool, body: SqlBody<T>): Promise<T> {
+async function transaction<T>(pool: PostgresPool, body: SqlBody<T>): Promise<T> {
   const client = await pool.connect().catch((error: unknown) => Promise.reject(classify(error)));
   const query = querying((config) => client.query(config));
   // A client whose ROLLBACK failed has lost its connection or its state: it is destroyed, not reused.

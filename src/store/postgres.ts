@@ -1,4 +1,6 @@
-import pg from "pg";
+// Types only: `pg` is an optional peer, loaded when postgres() is called.
+import type pg from "pg";
+import { requirePeer } from "../runtime/peer.js";
 import { JOBS_CHANNEL, PostgresQueueStore } from "../queue/postgres.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
@@ -8,14 +10,16 @@ import { SqlFanoutStore } from "../fanout/sql.js";
 import { migratePostgres, quoteIdent } from "./migrate.js";
 import { latestVersion } from "./migrations/migration.js";
 import { postgresMigrations } from "./migrations/postgres.js";
-import { classify, pgExecutor } from "./pg.js";
+import { classify, pgExecutor, type PostgresPool } from "./pg.js";
 import type { Store } from "./store.js";
+
+export type { PostgresPool, PostgresPoolClient } from "./pg.js";
 
 export interface PostgresOptions {
   /** A connection string, e.g. `postgres://postgres@127.0.0.1:5432/test`. */
   url?: string;
   /** Your own pool; tickwork then uses it as configured (its search_path included) and never ends it. */
-  pool?: pg.Pool;
+  pool?: PostgresPool;
   /** Schema holding tickwork's tables (with `url` only); default: the connection's search_path (usually `public`). */
   schema?: string;
   /** Pool size when tickwork creates the pool; default 10. */
@@ -28,6 +32,7 @@ export interface PostgresOptions {
  */
 export function postgres(config: string | PostgresOptions): Store {
   const options: PostgresOptions = typeof config === "string" ? { url: config } : config;
+  const driver = requirePeer<typeof pg>("pg", "postgres() from tickwork/postgres");
 
   const connection: pg.PoolConfig = {
     connectionString: options.url,
@@ -36,7 +41,7 @@ export function postgres(config: string | PostgresOptions): Store {
     options: options.schema ? `-c search_path=${quoteIdent(options.schema)}` : undefined,
   };
   const ownsPool = !options.pool;
-  const pool = options.pool ?? new pg.Pool(connection);
+  const pool = options.pool ?? new driver.Pool(connection);
   // An idle client's error (the server went away) must not crash the process; the next query reports it.
   if (ownsPool) pool.on("error", () => {});
   const executor = pgExecutor(pool);
@@ -56,7 +61,7 @@ export function postgres(config: string | PostgresOptions): Store {
       const [row] = found?.t ? await executor.query<{ v: number | null }>(`SELECT max(version) AS v FROM tickwork_migrations`) : [];
       return { current: row?.v ?? 0, latest: latestVersion(postgresMigrations) };
     },
-    subscribe: (onJobs) => listen(connection, options.pool, onJobs),
+    subscribe: (onJobs) => listen(driver, connection, options.pool, onJobs),
     async close() {
       if (ownsPool) await pool.end();
     },
@@ -67,7 +72,7 @@ export function postgres(config: string | PostgresOptions): Store {
  * A dedicated connection that LISTENs for enqueues. If it drops, it reconnects with backoff and then
  * reports `*` (anything may have been enqueued meanwhile), so no wake-up is lost for good.
  */
-async function listen(connection: pg.PoolConfig, pool: pg.Pool | undefined, onJobs: (queue: string) => void): Promise<() => Promise<void>> {
+async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: PostgresPool | undefined, onJobs: (queue: string) => void): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -75,7 +80,7 @@ async function listen(connection: pg.PoolConfig, pool: pg.Pool | undefined, onJo
   const config = pool ? (pool as unknown as { options: pg.ClientConfig }).options : connection;
 
   const connect = async (): Promise<void> => {
-    const c = new pg.Client(config);
+    const c = new driver.Client(config);
     c.on("notification", (msg) => onJobs(msg.payload ?? "*"));
     c.on("error", () => reconnect(c));
     c.on("end", () => reconnect(c));
