@@ -1,8 +1,8 @@
 /**
- * The documented windows: when tickwork's README allows a second execution of the same job, slot or
- * idempotency key. A chaos verdict explains each second execution by one of these causes, checked
- * against the ledger (who was killed or frozen when, what each process logged); a second execution
- * no cause explains is a failure, and so is every lost job, slot or key.
+ * The documented windows (docs/operations/reliability.md): when tickwork allows a second execution
+ * of the same job, slot or idempotency key. A chaos verdict explains each second execution by one of
+ * these causes, checked against the ledger (who was killed or frozen when, what each process
+ * logged); a second execution no cause explains is a failure, and so is every lost job, slot or key.
  */
 
 export type Cause =
@@ -26,8 +26,9 @@ export const RULES = `Rules (what counts as lost, and when a second execution is
   re-run    a job, slot or key executed again. Allowed only with a later attempt (a job's attempt
             number grows with each claim; two executions of one attempt are a fencing failure) and only
             when the earlier execution's process
-              killed                 was SIGKILLed after the execution started (README: a handler whose
-                                     outcome was not yet written when its process died runs again);
+              killed                 was SIGKILLed after the execution started (the reliability docs: a
+                                     handler whose outcome was not yet written when its process died
+                                     runs again);
               frozen past the lease  was SIGSTOPped while it held the job (running it, or claimed and
                                      not yet started: then it starts it after the thaw) and logged
                                      job.lease_lost or job.outcome_refused for it once thawed (its

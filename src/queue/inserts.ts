@@ -16,7 +16,7 @@ type Waiter = { rows: NewJobRow[]; resolve: (written: Written) => void; reject: 
  * enqueues that arrive while an insert is on its way wait for it and then go together. So a server
  * handling many requests that each enqueue a job pays one statement and one commit per round trip,
  * not one per job: measured under 2,000 single enqueues a second on PostgreSQL, that is the
- * difference between a store that keeps up with its workers and one that does not (see the README).
+ * difference between a store that keeps up with its workers and one that does not (see docs/concepts/batching.md).
  *
  * Each call keeps its own outcome: a combined insert the server refused is written again call by call,
  * so one call's bad row fails that call only. A lost connection fails every call of the batch (it may

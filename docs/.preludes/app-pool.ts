@@ -1,0 +1,3 @@
+// The application's own PostgreSQL pool (declarations only: see send-email.ts).
+/* eslint-disable -- a prelude is declarations for the docs' code blocks (scripts/check-docs.ts), not a module */
+declare const pool: import("pg").Pool;
