@@ -26,18 +26,12 @@ if ! pg_isready -d "$DATABASE_URL" -q; then
   exit 1
 fi
 
-# The npm packages `bun` and `deno` carry each runtime's binary; npx installs them into its cache.
-# The runtime then prints its own executable's path, so the suites run it directly.
-install_bun() {
-  npx -y "bun@$BUN_VERSION" -e 'process.stdout.write(process.execPath)'
-}
-install_deno() {
-  npx -y "deno@$DENO_VERSION" eval 'Deno.stdout.writeSync(new TextEncoder().encode(Deno.execPath()))'
-}
+# shellcheck source=.ci/install-runtime.sh
+. .ci/install-runtime.sh
 
 run_bun() {
   local bun
-  bun="$(install_bun)"
+  bun="$(install_runtime bun "$BUN_VERSION")"
   echo "bun-deno: Bun $("$bun" --version) at $bun"
   # --bun: a script that would start `node` starts Bun instead, so nothing falls back to Node.
   time "$bun" --bun node_modules/vitest/vitest.mjs run --config vitest.bun.config.ts
@@ -45,7 +39,7 @@ run_bun() {
 
 run_deno() {
   local deno
-  deno="$(install_deno)"
+  deno="$(install_runtime deno "$DENO_VERSION")"
   echo "bun-deno: $("$deno" --version | head -1) at $deno"
   time "$deno" run --allow-all node_modules/vitest/vitest.mjs run --config vitest.deno.config.ts
 }

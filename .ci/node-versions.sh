@@ -23,11 +23,12 @@ if ! pg_isready -d "$DATABASE_URL" -q; then
   exit 1
 fi
 
-# The npm package `node` carries the binary; npx installs it into its cache, and the Node it starts
-# prints its own path, which the suites then run directly.
+# shellcheck source=.ci/install-runtime.sh
+. .ci/install-runtime.sh
+
 run_node() {
   local version="$1" node
-  node="$(npx -y "node@$version" -e 'process.stdout.write(process.execPath)')"
+  node="$(install_runtime node "$version")"
   echo "node-versions: Node $("$node" --version) at $node"
   # The Durable Object cases run their code in workerd, whatever Node starts miniflare: the Node 20
   # run (npm test) covers them, so these runs leave them out and keep CI inside its time.

@@ -1,6 +1,6 @@
 // Types only: `prom-client` is an optional peer, loaded when metrics are asked for.
 import type * as promClient from "prom-client";
-import { requirePeer } from "../runtime/peer.js";
+import { requirePeer } from "../store/peer.js";
 import type { Tickwork } from "../tickwork.js";
 import type { LogEvent } from "../core/logger.js";
 import { JOB_STATUSES } from "../queue/job.js";

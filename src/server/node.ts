@@ -7,7 +7,7 @@ import type { Tickwork } from "../tickwork.js";
 import { InvalidInputError } from "../core/errors.js";
 import { createAdminApp, type AdminApp, type AdminAppOptions } from "./app.js";
 import { prometheusMetrics } from "./metrics.js";
-import { requirePeer } from "../runtime/peer.js";
+import { requirePeer } from "../store/peer.js";
 
 export const TOKEN_VARIABLE = "TICKWORK_ADMIN_TOKEN";
 

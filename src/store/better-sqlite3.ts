@@ -1,7 +1,7 @@
 // Types only: better-sqlite3 is an optional peer, loaded when a store opens with it.
 import type Database from "better-sqlite3";
 import type { SqlValue, SqliteConnection, SqliteExecutor } from "../db/sqlite-executor.js";
-import { requirePeer } from "../runtime/peer.js";
+import { requirePeer } from "./peer.js";
 
 /** Bound values per statement on better-sqlite3 (its SQLITE_MAX_VARIABLE_NUMBER). */
 export const BETTER_SQLITE_MAX_PARAMS = 32_766;

@@ -1,6 +1,6 @@
 // Types only: `pg` is an optional peer, loaded when postgres() is called.
 import type pg from "pg";
-import { requirePeer } from "../runtime/peer.js";
+import { requirePeer } from "./peer.js";
 import { JOBS_CHANNEL, PostgresQueueStore } from "../queue/postgres.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";

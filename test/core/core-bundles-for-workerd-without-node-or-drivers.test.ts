@@ -102,8 +102,8 @@ describe("the core runs in workerd", () => {
     });
 
     it("flags the SQLite and PostgreSQL stores, which load their drivers through Node's require", async () => {
-      // Both load their driver as an optional peer at run time (src/runtime/peer.ts), never by a static import.
-      const peerLoader = 'src/runtime/peer.ts imports the Node built-in "node:module"';
+      // Both load their driver as an optional peer at run time (src/store/peer.ts), never by a static import.
+      const peerLoader = 'src/store/peer.ts imports the Node built-in "node:module"';
       const sqliteEntry = tempEntry("imports-sqlite-store.ts", `export { sqlite } from ${JSON.stringify(join(ROOT, "src/store/sqlite.ts"))};\n`);
       expect(await workerdViolations([sqliteEntry])).toContainEqual(peerLoader);
       const postgresEntry = tempEntry("imports-postgres-store.ts", `export { postgres } from ${JSON.stringify(join(ROOT, "src/store/postgres.ts"))};\n`);

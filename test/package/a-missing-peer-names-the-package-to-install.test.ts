@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TickworkError } from "../../src/core/errors.js";
-import { MissingPeerError, requirePeer } from "../../src/runtime/peer.js";
+import { MissingPeerError, requirePeer } from "../../src/store/peer.js";
 
 // The consumer projects of .ci/consumer.sh show the same through the packed tarball, with pg,
 // prom-client and @hono/node-server really absent; here the loader itself, in this repository.

@@ -1,24 +1,14 @@
-import { afterEach, describe, it } from "vitest";
-import { serve, type Serving } from "../../../src/server/index.js";
-import { engineFor } from "../../support/queue-fixtures.js";
+import { serve } from "../../../src/server/index.js";
 import { sqliteFileCase } from "../../support/stores.js";
-import { TOKEN, expectTheAdminAppAnswers, oneMailJob } from "../support/admin-over-http.js";
+import { TOKEN } from "../support/admin-over-http.js";
+import { describeTheAdminAppServed } from "../support/the-admin-app-served.js";
 import { bunRuntime } from "./bun-runtime.js";
 
 // serve() is written for Node (@hono/node-server on node:http); an application moving to Bun keeps it.
-describe.each([sqliteFileCase()])("serve() from tickwork/server under Bun ($name)", (storeCase) => {
-  const engine = engineFor(storeCase);
-  let serving: Serving | undefined;
-  afterEach(async () => {
-    await serving?.close();
-    serving = undefined;
-  });
-
-  it("serves the probes, the API behind the token and /metrics on Bun's node:http", async () => {
-    bunRuntime();
-    const { tw } = await engine();
-    await oneMailJob(tw);
-    serving = await serve(tw, { port: 0, token: TOKEN });
-    await expectTheAdminAppAnswers(serving.url);
-  });
+describeTheAdminAppServed({
+  title: "serve() from tickwork/server under Bun ($name)",
+  test: "serves the probes, the API behind the token and /metrics on Bun's node:http",
+  stores: [sqliteFileCase()],
+  runtime: bunRuntime,
+  start: (tw) => serve(tw, { port: 0, token: TOKEN }),
 });

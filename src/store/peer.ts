@@ -1,6 +1,5 @@
-// Only the Node-side entry points (tickwork/postgres, tickwork/server, the CLI) import this file;
-// the core and tickwork/cloudflare never do, so workerd never loads node:module through it.
-// eslint-disable-next-line no-restricted-imports
+// Only the Node-side entry points (tickwork/sqlite, tickwork/postgres, tickwork/server, the CLI) import
+// this file; the core and tickwork/cloudflare never do, so workerd never loads node:module through it.
 import { createRequire } from "node:module";
 import { MissingPeerError } from "../core/errors.js";
 
