@@ -13,21 +13,46 @@ import { InvalidPayloadError } from "./errors.js";
  * store as ASCII and read back as given (PostgreSQL's `json` column keeps the text; only `jsonb`
  * would refuse `\u0000`).
  */
-export function serialiseJson(value: unknown, { where, subject = "job payload" }: { where?: string; subject?: string } = {}): string {
+export function serialiseJson(value: unknown, options: { where?: string; subject?: string } = {}): string {
+  checkJson(value, options);
+  return stringifyChecked(value, options);
+}
+
+/**
+ * The refusal half of serialiseJson: throws what it would throw for `value`, writes nothing. A bulk
+ * enqueue checks every payload this way before its first row is written, and serialises each slice
+ * of rows (stringifyChecked) only as the store is ready for it.
+ */
+export function checkJson(value: unknown, { where, subject = "job payload" }: { where?: string; subject?: string } = {}): void {
   const refuse = (reason: string) => new InvalidPayloadError(reason, where, subject);
   if (value === undefined) throw refuse("undefined has no JSON form (use null for an empty value)");
-  let text: string | undefined;
   try {
     const loss = lossIn(value, "", 0);
     if (loss) throw refuse(describeLoss(loss));
-    text = JSON.stringify(value);
   } catch (error) {
     if (error instanceof InvalidPayloadError) throw error;
     if (error instanceof TooDeep) throw refuse(tooDeep(value));
+    // A toJSON that throws.
     throw refuse(error instanceof Error ? error.message : String(error));
   }
-  if (text === undefined) throw refuse(`a ${typeof value} has no JSON form`);
-  return text;
+}
+
+/**
+ * JSON.stringify of a value checkJson passed. It can still fail, rarely: a getter or toJSON that
+ * throws or answers differently the second time. Such a failure is refused the same way.
+ */
+export function stringifyChecked(value: unknown, options: { where?: string; subject?: string } | (() => { where?: string; subject?: string }) = {}): string {
+  let failure: string;
+  try {
+    const text = JSON.stringify(value);
+    if (text !== undefined) return text;
+    failure = `a ${typeof value} has no JSON form`;
+  } catch (error) {
+    failure = error instanceof Error ? error.message : String(error);
+  }
+  // Named lazily: a bulk enqueue serialises thousands of payloads and builds no names for them.
+  const { where, subject = "job payload" } = typeof options === "function" ? options() : options;
+  throw new InvalidPayloadError(failure, where, subject);
 }
 
 /** What JSON would lose, and the keys from the root to it (innermost last). */

@@ -4,6 +4,12 @@ import type { SqlDb } from "./sql-db.js";
 export interface PgExecutor extends SqlDb {
   /** Runs one statement (prepared and cached per connection, unless `options.replan`) and returns its rows. */
   query<T>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<T[]>;
+  /**
+   * Runs `body` on one connection between BEGIN and COMMIT (ROLLBACK when it throws), like
+   * `transaction`, but with an async body that may start a statement and work on while it runs:
+   * the driver sends a connection's statements one after another, in the order they were made.
+   */
+  overlapped<T>(body: (query: PgExecutor["query"]) => Promise<T>): Promise<T>;
   /** PostgreSQL's limit of bound values per statement (the protocol's 16-bit count). */
   readonly maxParams: number;
 }

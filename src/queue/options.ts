@@ -7,7 +7,7 @@ import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { Job, JobHandler } from "./job.js";
 import type { ClaimLimits, NewJobRow, SqlClient } from "./store.js";
 import { Limiter, bucketOf, burstWithinMax, rateFields, rateSchema } from "./limiter.js";
-import { serialiseJson } from "../core/json.js";
+import { checkJson, stringifyChecked } from "../core/json.js";
 import { instantOf } from "../core/time.js";
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
@@ -200,6 +200,15 @@ export interface EnqueueItem<P = unknown> extends Omit<EnqueueOptions, "tx"> {
  * so a bad one is refused here, naming the field and the bound, before any row is written.
  */
 export function toNewJobRow(queue: QueueConfig, payload: unknown, options: EnqueueOptions, now: number, where: string): NewJobRow {
+  const fields = toJobFields(queue, payload, options, now, where);
+  return { ...fields, payload: stringifyChecked(payload, { where }) };
+}
+
+/** A job's row but its payload's text: every field checked, the payload included, nothing serialised. */
+export type JobFields = Omit<NewJobRow, "payload">;
+
+/** toNewJobRow without the serialisation, for rows serialised later, a slice at a time (see Queue). */
+export function toJobFields(queue: QueueConfig, payload: unknown, options: EnqueueOptions, now: number, where: string): JobFields {
   const fail = (message: string): never => {
     throw new InvalidInputError(`${where}: ${message}`);
   };
@@ -224,8 +233,8 @@ export function toNewJobRow(queue: QueueConfig, payload: unknown, options: Enque
     }
     at = checkInstant(now + ms, field("runAt (now + delay)"));
   }
+  checkJson(payload, { where });
   return {
-    payload: serialiseJson(payload, { where }),
     key,
     group,
     priority,

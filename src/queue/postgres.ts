@@ -2,7 +2,7 @@ import type { PgExecutor } from "../db/pg-executor.js";
 import { FlowSql } from "./flow-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
 import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, newJob, toJob, type JobRow } from "./rows.js";
-import type { InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob } from "./store.js";
+import type { InsertClaim, InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
 
 /** The channel enqueues notify on; its payload is the queue name. */
@@ -63,6 +63,15 @@ const NOTIFY_WINDOW_MS = 5;
  * table once it holds a few thousand rows.
  */
 const REPLAN = { replan: true };
+
+type Run = <T>(sql: string, params: unknown[]) => Promise<T[]>;
+
+/**
+ * Payload text per statement of a sliced insert (see insertSliced): small enough that a batch of
+ * 2 KB payloads goes in several slices, each serialised while the last is written, and large enough
+ * that a batch of small payloads goes as one statement (a statement's fixed cost is about 0.1 ms).
+ */
+const SLICE_CHARS = 128 * 1024;
 
 // Exported (with the other statements) for the query-plan tests.
 export const CLAIM_DUE = `
@@ -175,12 +184,46 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     super(new FlowSql(db, { postgres: true, payloadIsText: false }));
   }
 
-  async insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
-    const run = async <T>(sql: string, params: unknown[]): Promise<T[]> =>
-      tx ? ((await tx.query(sql, params)).rows as T[]) : this.db.query<T>(sql, params);
+  insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
     // Inside a caller's transaction the notify must be part of it (it fires at their commit).
-    const inline = !claim && (tx !== undefined || performance.now() - (this.lastNotified.get(queue) ?? -Infinity) >= NOTIFY_WINDOW_MS);
-    if (inline && !tx) this.lastNotified.set(queue, performance.now());
+    if (tx) return this.insert(async (sql, params) => (await tx.query(sql, params)).rows as never[], { queue, rows, now, notify: "inline" });
+    // A hand-off is running here already: nobody else is to be woken.
+    if (claim) return this.insert(this.db.query.bind(this.db), { queue, rows, now, claim, notify: "none" });
+    const inline = performance.now() - (this.lastNotified.get(queue) ?? -Infinity) >= NOTIFY_WINDOW_MS;
+    if (inline) this.lastNotified.set(queue, performance.now());
+    return this.insert(this.db.query.bind(this.db), { queue, rows, now, notify: inline ? "inline" : "after-window" });
+  }
+
+  async insertSliced({ queue, rows, now }: Parameters<NonNullable<QueueStore["insertSliced"]>>[0]): Promise<InsertResult[]> {
+    const first = rows.next(SLICE_CHARS);
+    // Rows that fit one slice go as one statement, with no transaction around it.
+    if (first.length === rows.count) return this.insertMany({ queue, rows: first, now });
+    return this.db.overlapped(async (query) => {
+      const results: InsertResult[] = [];
+      // The first slice's notify fires at the commit, for all of them.
+      const sent = [this.insert(query, { queue, rows: first, now, notify: "inline" })];
+      try {
+        for (let slice = rows.next(SLICE_CHARS); slice.length; slice = rows.next(SLICE_CHARS)) {
+          // Serialised while the slice before it was being written, and queued on the connection
+          // behind it: the driver sends it the moment the server is done with the one before.
+          sent.push(this.insert(query, { queue, rows: slice, now, notify: "none" }));
+          results.push(...(await sent[sent.length - 2]!));
+        }
+        results.push(...(await sent[sent.length - 1]!));
+        return results;
+      } catch (error) {
+        // Once one failed, those after it fail too (the transaction is aborted): nobody awaits them.
+        for (const statement of sent) statement.catch(() => {});
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * One insert statement. `notify`: in the statement (it fires when it commits), none, or once the
+   * queue's notify window is over (see NOTIFY_WINDOW_MS).
+   */
+  private async insert(run: Run, { queue, rows, now, claim, notify }: { queue: string; rows: NewJobRow[]; now: number; claim?: InsertClaim; notify: "inline" | "none" | "after-window" }): Promise<InsertResult[]> {
     const payloads = packPayloads(rows);
     const params: unknown[] = [
       queue,
@@ -196,8 +239,8 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       rows.some((r) => r.group) ? rows.map((r) => r.group ?? null) : [],
     ];
     if (claim) params.push(claim.workerId, claim.leaseUntil);
-    const inserted = await run<{ id: string; key: string | null }>(claim ? INSERT_CLAIMED : inline ? INSERT_MANY : INSERT_MANY_QUIET, params);
-    if (!inline && !claim && inserted.length) this.notifyAfterWindow(queue);
+    const inserted = await run<{ id: string; key: string | null }>(claim ? INSERT_CLAIMED : notify === "inline" ? INSERT_MANY : INSERT_MANY_QUIET, params);
+    if (notify === "after-window" && inserted.length) this.notifyAfterWindow(queue);
     // RETURNING yields inserted rows in insertion order (the ORDER BY ord above). A keyed row that
     // is missing lost to a live job, or to an earlier row of this same batch.
     const results: (InsertResult | undefined)[] = new Array(rows.length);

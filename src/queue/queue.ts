@@ -1,10 +1,11 @@
 import { InvalidInputError, describe } from "../core/errors.js";
+import { stringifyChecked } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { InsertBatcher, type Written } from "./inserts.js";
 import type { EnqueuedJob, Job } from "./job.js";
-import { toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
+import { toJobFields, toNewJobRow, type EnqueueItem, type EnqueueOptions, type JobFields, type QueueConfig } from "./options.js";
 import { newJob } from "./rows.js";
-import type { InsertResult, NewJobRow, QueueStore, SqlClient } from "./store.js";
+import type { InsertResult, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store.js";
 import type { QueueWorker } from "./worker.js";
 
 export interface QueueDeps {
@@ -14,6 +15,12 @@ export interface QueueDeps {
   /** This process's worker of the queue, when it has a handler: an enqueue wakes it, or hands it the jobs. */
   worker?: QueueWorker;
 }
+
+/**
+ * Rows from which a bulk enqueue is written in slices when the store can overlap them (see
+ * QueueStore.insertSliced); smaller calls go together with other calls' rows (InsertBatcher).
+ */
+const SLICED_FROM = 500;
 
 /** A declared queue: where jobs are enqueued. Its worker, if it has a handler, runs in the engine. */
 export class Queue<P = unknown> {
@@ -45,16 +52,41 @@ export class Queue<P = unknown> {
 
   private async insert(items: EnqueueItem<P>[], tx: SqlClient | undefined, method: string): Promise<EnqueuedJob<P>[]> {
     const now = this.deps.now();
-    // Every item is validated and serialised before the first byte is written.
-    const rows = items.map((item, i) => {
-      if (item === null || typeof item !== "object") throw new InvalidInputError(`queue "${this.name}".${method}[${i}]: expected { payload, ... }, got ${describe(item)}`);
-      const where = items.length > 1 || method === "enqueueMany" ? `queue "${this.name}".${method}[${i}]` : `queue "${this.name}".${method}`;
-      return toNewJobRow(this.config, item.payload, item, now, where);
-    });
-    // Inside the caller's transaction the insert is theirs to commit: it goes alone, as it came.
-    const { results, now: writtenAt, claimed }: Written = tx
-      ? { results: await this.deps.store.insertMany({ queue: this.name, rows, now, tx }), now, claimed: false }
-      : await this.inserts.add(rows);
+    const where = (i: number) => (items.length > 1 || method === "enqueueMany" ? `queue "${this.name}".${method}[${i}]` : `queue "${this.name}".${method}`);
+    const check = (item: EnqueueItem<P>, i: number) => {
+      if (item === null || typeof item !== "object") throw new InvalidInputError(`${where(i)}: expected { payload, ... }, got ${describe(item)}`);
+    };
+    const { store } = this.deps;
+    let rows: JobFields[];
+    let written: Written;
+    if (!tx && store.insertSliced && items.length >= SLICED_FROM) {
+      // Every item is validated before the first byte is written; the payloads are serialised a
+      // slice at a time, each while the store writes the one before.
+      rows = items.map((item, i) => (check(item, i), toJobFields(this.config, item.payload, item, now, where(i))));
+      let at = 0;
+      const slices: RowSlices = {
+        count: rows.length,
+        next: (chars) => {
+          const slice: NewJobRow[] = [];
+          for (let used = 0; at < rows.length && (slice.length === 0 || used < chars); at++) {
+            const i = at;
+            const payload = stringifyChecked(items[i]!.payload, () => ({ where: where(i) }));
+            used += payload.length;
+            const { key, group, priority, runAt, maxAttempts, maxAttemptsFromQueue } = rows[i]!;
+            slice.push({ payload, key, group, priority, runAt, maxAttempts, maxAttemptsFromQueue });
+          }
+          return slice;
+        },
+      };
+      written = { results: await store.insertSliced({ queue: this.name, rows: slices, now }), now, claimed: false };
+    } else {
+      // Every item is validated and serialised before the first byte is written.
+      const full = items.map((item, i) => (check(item, i), toNewJobRow(this.config, item.payload, item, now, where(i))));
+      rows = full;
+      // Inside the caller's transaction the insert is theirs to commit: it goes alone, as it came.
+      written = tx ? { results: await store.insertMany({ queue: this.name, rows: full, now, tx }), now, claimed: false } : await this.inserts.add(full);
+    }
+    const { results, now: writtenAt, claimed } = written;
     const jobs = results.map((result, i): EnqueuedJob<P> =>
       result.duplicate ? { ...(result.existing as Job<P>), duplicate: true } : { ...newJob(result.id, this.name, rows[i]!, writtenAt, claimed, items[i]!.payload), duplicate: false },
     );

@@ -15,6 +15,15 @@ export interface QueueStore {
   insertMany(params: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient; claim?: InsertClaim }): Promise<InsertResult[]>;
 
   /**
+   * insertMany for a large batch, in one transaction (all rows or none), asking `rows` for one slice
+   * at a time: a store whose statements run in another process serialises the next slice while the
+   * server writes the last one, so a bulk enqueue costs about the larger of the two instead of their
+   * sum. Optional: a store that runs its statements in this thread has nothing to overlap, and the
+   * queue calls insertMany.
+   */
+  insertSliced?(params: { queue: string; rows: RowSlices; now: number }): Promise<InsertResult[]>;
+
+  /**
    * Moves up to `limit` due pending jobs of `queue` to running (priority, then runAt, then id),
    * counting an attempt and granting `workerId` a lease until `leaseUntil`. `queueMaxAttempts`, the
    * claiming worker's `retry.maxAttempts`, becomes the maxAttempts of those jobs that did not set
@@ -120,6 +129,17 @@ export interface NewJobRow {
 }
 
 /** The worker that new rows are written as claimed by, and until when it holds them. */
+/** Rows checked up front and serialised a slice at a time, when the store asks for them. */
+export interface RowSlices {
+  readonly count: number;
+  /**
+   * The next rows, serialised now: at least one, and more while their payloads' text stays within
+   * `chars`; none once every row was given. Throws an InvalidPayloadError for a payload that fails
+   * to serialise (a getter or toJSON that throws the second time).
+   */
+  next(chars: number): NewJobRow[];
+}
+
 export interface InsertClaim {
   workerId: string;
   leaseUntil: number;

@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from "../core/errors.js";
 import type { PgExecutor, QueryOptions } from "../db/pg-executor.js";
-import { runBody, sqlTx, type SqlBody } from "../db/sql-db.js";
+import { runBody, sqlTx } from "../db/sql-db.js";
 
 /**
  * The part of a `pg.Pool` tickwork uses, declared here rather than taken from @types/pg so that
@@ -33,7 +33,12 @@ export interface PostgresQueryResult {
 
 /** `pg` behind the executor seam: named prepared statements (unnamed when replanned), and connection failures typed as such. */
 export function pgExecutor(pool: PostgresPool): PgExecutor {
-  return { maxParams: MAX_PARAMS, query: querying((config) => pool.query(config)), transaction: (body) => transaction(pool, body) };
+  return {
+    maxParams: MAX_PARAMS,
+    query: querying((config) => pool.query(config)),
+    transaction: (body) => onOneClient(pool, (query) => runBody(body(sqlTx(MAX_PARAMS)), (s) => query(s.sql, s.params))),
+    overlapped: (body) => onOneClient(pool, body),
+  };
 }
 
 const MAX_PARAMS = 65_535;
@@ -58,15 +63,15 @@ function statementName(sql: string): string | undefined {
   return name;
 }
 
-/** The body's statements on one client of the pool, between BEGIN and COMMIT (ROLLBACK on a throw). */
-async function transaction<T>(pool: PostgresPool, body: SqlBody<T>): Promise<T> {
+/** `body`'s statements on one client of the pool, between BEGIN and COMMIT (ROLLBACK on a throw). */
+async function onOneClient<T>(pool: PostgresPool, body: (query: PgExecutor["query"]) => Promise<T>): Promise<T> {
   const client = await pool.connect().catch((error: unknown) => Promise.reject(classify(error)));
   const query = querying((config) => client.query(config));
   // A client whose ROLLBACK failed has lost its connection or its state: it is destroyed, not reused.
   let broken: Error | undefined;
   try {
     await query("BEGIN");
-    const result = await runBody(body(sqlTx(MAX_PARAMS)), (s) => query(s.sql, s.params));
+    const result = await body(query);
     await query("COMMIT");
     return result;
   } catch (error) {
