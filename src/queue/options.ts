@@ -5,7 +5,7 @@ import { toMs, type Duration } from "../core/duration.js";
 import { InvalidInputError, describe } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { Job, JobHandler } from "./job.js";
-import type { ClaimLimits, NewJobRow, SqlClient } from "./store.js";
+import type { ClaimLimits, JobFields, NewJobRow, SqlClient } from "./store.js";
 import { Limiter, bucketOf, burstWithinMax, rateFields, rateSchema } from "./limiter.js";
 import { checkJson, stringifyChecked } from "../core/json.js";
 import { instantOf } from "../core/time.js";
@@ -203,9 +203,6 @@ export function toNewJobRow(queue: QueueConfig, payload: unknown, options: Enque
   const fields = toJobFields(queue, payload, options, now, where);
   return { ...fields, payload: stringifyChecked(payload, { where }) };
 }
-
-/** A job's row but its payload's text: every field checked, the payload included, nothing serialised. */
-export type JobFields = Omit<NewJobRow, "payload">;
 
 /** toNewJobRow without the serialisation, for rows serialised later, a slice at a time (see Queue). */
 export function toJobFields(queue: QueueConfig, payload: unknown, options: EnqueueOptions, now: number, where: string): JobFields {

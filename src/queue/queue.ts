@@ -3,9 +3,9 @@ import { stringifyChecked } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { InsertBatcher, type Written } from "./inserts.js";
 import type { EnqueuedJob, Job } from "./job.js";
-import { toJobFields, toNewJobRow, type EnqueueItem, type EnqueueOptions, type JobFields, type QueueConfig } from "./options.js";
+import { toJobFields, toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
 import { newJob } from "./rows.js";
-import type { InsertResult, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store.js";
+import type { InsertResult, JobFields, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store.js";
 import type { QueueWorker } from "./worker.js";
 
 export interface QueueDeps {

@@ -1,5 +1,5 @@
 import type { Job, JobStatus } from "./job.js";
-import type { NewJobRow } from "./store.js";
+import type { JobFields } from "./store.js";
 
 /** A `tickwork_jobs` row as either dialect returns it (PostgreSQL bigints arrive as strings). */
 export interface JobRow {
@@ -44,7 +44,7 @@ export function toJob(row: JobRow, payloadIsText: boolean): Job {
  * The job a row just written is, built from what was written rather than read back: pending, or
  * running its first attempt when it was written claimed (a hand-off).
  */
-export function newJob<P>(id: string, queue: string, row: Omit<NewJobRow, "payload">, now: number, claimed: boolean, payload: P): Job<P> {
+export function newJob<P>(id: string, queue: string, row: JobFields, now: number, claimed: boolean, payload: P): Job<P> {
   return {
     id, queue, payload, key: row.key, group: row.group ?? null, status: claimed ? "running" : "pending", priority: row.priority, runAt: row.runAt,
     attempts: claimed ? 1 : 0, maxAttempts: row.maxAttempts, lastError: null, createdAt: now, startedAt: claimed ? now : null, finishedAt: null,

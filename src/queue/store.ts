@@ -129,6 +129,9 @@ export interface NewJobRow {
 }
 
 /** The worker that new rows are written as claimed by, and until when it holds them. */
+/** A job's row but its payload's text: what is checked up front, before a payload is serialised. */
+export type JobFields = Omit<NewJobRow, "payload">;
+
 /** Rows checked up front and serialised a slice at a time, when the store asks for them. */
 export interface RowSlices {
   readonly count: number;
