@@ -173,8 +173,13 @@ export async function claimRound(kind: StoreKind, point: ClaimPoint, s: ClaimSet
       await producer.stop();
     }
 
-    // The limits a worker of this declaration passes to every claim.
-    const limits: ClaimLimits | undefined = parseQueueOptions(QUEUE, flowQueueOptions(s.limit, point.limits)).limits;
+    // The limits a worker of this declaration passes to every claim: all but globalConcurrency, which
+    // the worker holds as slots. A worker asks for slots when it has none, at most every 50 ms when it
+    // holds fewer than it could fill, and renews them every quarter lease: at most once per claim,
+    // which is what the global point counts (the ask, then the claim), an upper bound.
+    const declared = parseQueueOptions(QUEUE, flowQueueOptions(s.limit, point.limits)).limits;
+    const { globalConcurrency: cap, ...rest } = declared ?? { buckets: [], grouped: false };
+    const limits: ClaimLimits | undefined = rest.grouped || rest.buckets.length > 0 ? rest : undefined;
     const { store, counter } = db;
     const running: Job[] = [];
     const samples: ClaimSample[] = [];
@@ -189,6 +194,7 @@ export async function claimRound(kind: StoreKind, point: ClaimPoint, s: ClaimSet
       counter.roundTrips = 0;
       counter.on = true;
       const t0 = performance.now();
+      if (cap !== undefined) await store.queue.holdSlots({ queue: QUEUE, workerId: "bench/flow-claims", want: s.limit, cap, now, until: now + 60_000 });
       const result = await store.queue.claim({ queue: QUEUE, limit: s.limit, now, leaseUntil: now + 60_000, workerId: "bench/flow-claims", limits, after: cursor });
       const ms = performance.now() - t0;
       counter.on = false;

@@ -2,7 +2,7 @@ import { atomically, type SqlDb, type SqlStatement, type SqlTx } from "../db/sql
 import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./bucket.js";
 import type { Job } from "./job.js";
 import { byClaimOrder, toJob, type JobRow } from "./rows.js";
-import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, GroupCounts, PauseRow } from "./store.js";
+import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, GroupCounts, PauseRow, SlotHold } from "./store.js";
 
 /** What differs between the dialects in the flow-control statements; the rest is one SQL text. */
 export interface FlowDialect {
@@ -30,25 +30,46 @@ export class FlowSql {
   ) {}
 
   claim(params: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
-    const { limits } = params;
-    if (this.d.postgres && !limits.grouped && limits.buckets.length === 0 && limits.globalConcurrency !== undefined) return this.claimCapped(params, limits.globalConcurrency);
     return this.db.transaction((tx) => this.claimBody(tx, params));
   }
 
   /**
-   * The commonest limited claim on PostgreSQL, an ungrouped queue under globalConcurrency alone, as
-   * one call of `tickwork_claim_capped` (migration 7): the queue's lock is then held only while the
-   * server runs it, where the transaction of `claimBody` holds it across four round trips, and the
-   * claims of every process take turns on that lock.
+   * On PostgreSQL one call of `tickwork_hold_slots` (migration 9), so the queue's lock is held only
+   * while the server runs it; on SQLite the same steps in one transaction, under the write lock.
    */
-  private async claimCapped(p: ClaimParams, cap: number): Promise<ClaimResult> {
-    const rows = await this.db.query<JobRow>(`SELECT * FROM tickwork_claim_capped($1, $2, $3, $4, $5, $6, $7)`, [
-      p.queue, p.now, p.limit, cap, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null,
-    ]);
-    const marker = rows.find((row) => Number(row.id) === -1);
-    const jobs = rows.filter((row) => row !== marker).map((row) => toJob(row, this.d.payloadIsText)).sort(byClaimOrder);
-    const held = marker ? (marker.queue as ClaimHold) : null;
-    return { jobs, paused: held === "paused", held, retryAt: null, cursor: null };
+  async holdSlots(p: { queue: string; workerId: string; want: number; cap: number; now: number; until: number }): Promise<SlotHold> {
+    if (this.d.postgres) {
+      const [row] = await this.db.query<SlotHold>(`SELECT held, due, share FROM tickwork_hold_slots($1, $2, $3, $4, $5, $6)`, [
+        p.queue, p.workerId, p.want, p.cap, p.now, p.until,
+      ]);
+      return { held: row!.held, due: row!.due, share: row!.share };
+    }
+    const d = this.d;
+    return this.db.transaction(function* (tx) {
+      yield* tx.query(`DELETE FROM tickwork_queue_slots WHERE queue = $1 AND until < $2`, [p.queue, p.now]);
+      const [others] = yield* tx.query<{ n: number | null; wanting: number }>(
+        `SELECT sum(slots) AS n, count(*) AS wanting FROM tickwork_queue_slots WHERE queue = $1 AND worker_id <> $2`,
+        [p.queue, p.workerId],
+      );
+      const held = Math.max(0, Math.min(p.want, p.cap - Number(others?.n ?? 0)));
+      let wanting = Number(others?.wanting ?? 0);
+      if (p.want === 0) yield* tx.query(`DELETE FROM tickwork_queue_slots WHERE queue = $1 AND worker_id = $2`, [p.queue, p.workerId]);
+      else {
+        wanting++;
+        yield* tx.query(
+          `INSERT INTO tickwork_queue_slots (queue, worker_id, slots, wanted, until) VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (queue, worker_id) DO UPDATE SET slots = excluded.slots, wanted = excluded.wanted, until = excluded.until`,
+          [p.queue, p.workerId, held, p.want, p.until],
+        );
+      }
+      let share = p.cap;
+      if (wanting > 1) {
+        const starved = yield* tx.query(`SELECT 1 AS starved FROM tickwork_queue_slots WHERE queue = $1 AND slots < min(wanted, $2) LIMIT 1`, [p.queue, Math.ceil(p.cap / wanting)]);
+        if (starved.length) share = Math.max(1, Math.floor(p.cap / wanting));
+      }
+      const due = held < p.want && (yield* anyDue(tx, d, p.queue, p.now));
+      return { held, due, share };
+    });
   }
 
   /** Whether the whole queue is paused (a plain claim that found nothing asks). */
@@ -135,17 +156,12 @@ export class FlowSql {
     if (d.postgres) yield* tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`tickwork_jobs/${queue}`]);
     const result = (held: ClaimHold | null, retryAt: number | null = null, paused = false): ClaimResult => ({ jobs: [], paused, held, retryAt, cursor: p.after ?? null });
 
-    const counting = limits.globalConcurrency !== undefined || limits.groupConcurrency !== undefined;
-    const { pausedGroups, running, total, cursor: sharedCursor } = yield* readQueueState(tx, queue, now, { counting, grouped: limits.grouped });
+    const counting = limits.groupConcurrency !== undefined;
+    const { pausedGroups, running, cursor: sharedCursor } = yield* readQueueState(tx, queue, now, { counting, grouped: limits.grouped });
     if (pausedGroups.has("")) return result("paused", null, true);
 
     let want = p.limit;
     let held: ClaimHold | null = null;
-    if (limits.globalConcurrency !== undefined && limits.globalConcurrency - total < want) {
-      want = Math.max(0, limits.globalConcurrency - total);
-      held = "globalConcurrency";
-      if (want === 0) return result((yield* anyDue(tx, d, queue, now)) ? held : null);
-    }
 
     const shared = yield* lockBuckets(tx, d, limits.buckets.map((b) => b.bucket), now);
     // When every bucket has a token again after taking `n` now.
@@ -199,9 +215,9 @@ export class FlowSql {
     if (limits.buckets.length) {
       yield* writeBuckets(tx, d, limits.buckets.map((spec) => [spec.bucket, take(spec, shared.get(spec.bucket), now, jobs.length)]), now);
     }
-    // Fewer due jobs than the global cap allowed: the queue ran out, not the cap. Saying "held" would
-    // have the worker claim again at the next token (or poll) with nothing due.
-    if ((held === "globalConcurrency" || held === "rateLimit") && (jobs.length < want || !(yield* anyDue(tx, d, queue, now)))) {
+    // Fewer due jobs than the tokens allowed: the queue ran out, not the bucket. Saying "held" would
+    // have the worker claim again at the next token with nothing due.
+    if (held === "rateLimit" && (jobs.length < want || !(yield* anyDue(tx, d, queue, now)))) {
       held = groupHeld;
       retryAt = groupHeld ? retryAt : null;
     } else if (held === "rateLimit") {
@@ -221,7 +237,7 @@ function* readQueueState(
   queue: string,
   now: number,
   { counting, grouped }: { counting: boolean; grouped: boolean },
-): Body<{ pausedGroups: Set<string>; running: Map<string, number>; total: number; cursor: string | null }> {
+): Body<{ pausedGroups: Set<string>; running: Map<string, number>; cursor: string | null }> {
   // kind: 1 a pause, 0 running jobs of a group, 2 the shared round-robin cursor.
   const rows = yield* tx.query<{ kind: number | string; group_key: string | null; n: number | string }>(
     `SELECT 1 AS kind, group_key, 0 AS n FROM tickwork_queue_pauses WHERE queue = $1
@@ -231,18 +247,14 @@ function* readQueueState(
   );
   const pausedGroups = new Set<string>();
   const running = new Map<string, number>();
-  let total = 0;
   let cursor: string | null = null;
   for (const row of rows) {
     const kind = Number(row.kind);
     if (kind === 1) pausedGroups.add(row.group_key!);
     else if (kind === 2) cursor = row.group_key;
-    else {
-      total += Number(row.n);
-      if (row.group_key !== null) running.set(row.group_key, Number(row.n));
-    }
+    else if (row.group_key !== null) running.set(row.group_key, Number(row.n));
   }
-  return { pausedGroups, running, total, cursor };
+  return { pausedGroups, running, cursor };
 }
 
 /**

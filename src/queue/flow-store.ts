@@ -2,7 +2,7 @@ import type { FlowSql } from "./flow-sql.js";
 import type { Job } from "./job.js";
 import type { ClaimParams, ClaimResult, QueueStore } from "./store.js";
 
-type FlowOperations = "claim" | "takeTokens" | "pauseBucket" | "resumeBucket" | "pruneBuckets" | "bucketStates" | "setPaused" | "pauses" | "groupCounts";
+type FlowOperations = "claim" | "takeTokens" | "pauseBucket" | "resumeBucket" | "pruneBuckets" | "bucketStates" | "setPaused" | "pauses" | "groupCounts" | "holdSlots";
 
 /**
  * The flow-control half of a queue store, the same on both dialects: each dialect's store extends it
@@ -48,6 +48,10 @@ export abstract class FlowControlledStore implements Pick<QueueStore, FlowOperat
 
   pauses(params: Parameters<QueueStore["pauses"]>[0]) {
     return this.flow.pauses(params);
+  }
+
+  holdSlots(params: Parameters<QueueStore["holdSlots"]>[0]) {
+    return this.flow.holdSlots(params);
   }
 
   groupCounts(params: Parameters<QueueStore["groupCounts"]>[0]) {

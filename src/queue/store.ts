@@ -35,11 +35,22 @@ export interface QueueStore {
   /**
    * The worker's claim: `claimDue` for a queue without shared limits (after checking the queue is not
    * paused), otherwise one transaction that holds the queue's claims in every process one at a time
-   * and starts no more than its `limits` allow: global and per-group concurrency (running jobs whose
-   * lease has not lapsed), the shared buckets, and, for a grouped queue, groups taken round-robin
-   * from the one after `after`.
+   * and starts no more than its `limits` allow: per-group concurrency (running jobs whose lease has
+   * not lapsed), the shared buckets, and, for a grouped queue, groups taken round-robin from the one
+   * after `after`. globalConcurrency is not the claim's: it is shared out by `holdSlots`.
    */
   claim(params: ClaimParams): Promise<ClaimResult>;
+
+  /**
+   * Sets how many of `queue`'s `cap` slots (its globalConcurrency) `workerId` holds until `until`: as
+   * many of `want` as the live holds of every other worker leave (0 lets go). The holds of one queue
+   * are set one at a time, so their sum never exceeds the cap; a hold not renewed by `until` lapses.
+   * `due` (asked only when fewer than `want` were held): a job of the queue is due, so the cap, not
+   * the queue, is what holds the worker back. `share`: the cap divided equally among the workers
+   * holding or asking, when one of them has less than its share of what it wants (each worker gives
+   * back down to it as its jobs finish); otherwise the cap.
+   */
+  holdSlots(params: { queue: string; workerId: string; want: number; cap: number; now: number; until: number }): Promise<SlotHold>;
 
   /** Takes `n` tokens of a shared bucket if it has them; otherwise says when to ask again. */
   takeTokens(params: { spec: BucketSpec; n: number; now: number }): Promise<{ granted: boolean; retryAt: number }>;
@@ -187,7 +198,7 @@ export interface QueueCounts {
 
 /** What a queue's claims may start, across every process. */
 export interface ClaimLimits {
-  /** Jobs of the queue running at once in every process. */
+  /** Jobs of the queue running at once in every process: slots each worker holds (`holdSlots`), not a count the claim makes. */
   globalConcurrency?: number;
   /** Jobs of one group running at once in every process. */
   groupConcurrency?: number;
@@ -230,6 +241,12 @@ export interface ClaimResult {
   retryAt: number | null;
   /** Where the next claim of a grouped queue starts (after this group). */
   cursor: string | null;
+}
+
+export interface SlotHold {
+  held: number;
+  due: boolean;
+  share: number;
 }
 
 export interface PauseRow {

@@ -9,11 +9,13 @@ import { Leases, type HeldJob } from "./leases.js";
 import type { QueueConfig } from "./options.js";
 import { OutcomeBatcher } from "./outcomes.js";
 import { RateLimiter } from "./rate-limit.js";
-import type { ClaimHold, ClaimResult, QueueStore } from "./store.js";
+import { Slots } from "./slots.js";
+import type { ClaimHold, ClaimLimits, ClaimResult, QueueStore } from "./store.js";
 
 /**
  * How soon a worker held back by a concurrency limit looks again: a slot freed by another process
- * sends no wake-up (its own finishes pump at once).
+ * sends no wake-up (its own finishes pump at once). Also how long an idle worker keeps its share of a
+ * globalConcurrency before letting go, so a trickle of jobs does not ask for slots for every one.
  */
 const HOLD_POLL_MS = 50;
 
@@ -55,6 +57,19 @@ export class QueueWorker {
   private readonly executor: JobExecutor;
   private readonly leases: Leases;
   private readonly limiter: RateLimiter;
+  /** This worker's share of the queue's globalConcurrency, when it has one. */
+  private readonly slots: Slots | null;
+  /** The limits the store's claim applies: all but globalConcurrency, which the slots hold. */
+  private readonly claimLimits: ClaimLimits | undefined;
+  /**
+   * Starts are paced by tokens taken at the claim (a shared rate limit): a claimed job must start at
+   * once, so the worker claims only for its free slots.
+   */
+  private readonly paced: boolean;
+  /** The last ask for slots got fewer than the worker could run, with jobs due: the cap holds it back. */
+  private slotsShort = false;
+  /** Lets go of the slots of a worker that stayed idle (see lingerSlots). */
+  private letGoTimer: TimerHandle | undefined;
   private active = false;
   /** wake() was called since the last runDue ended (see hasNewWork). */
   private wokenSinceRun = false;
@@ -109,10 +124,29 @@ export class QueueWorker {
       storeError: (operation, error) => this.storeError(operation, error),
     });
     this.limiter = new RateLimiter(config.rateLimit, clock);
+    const { globalConcurrency, ...rest } = config.limits ?? { buckets: [], grouped: false };
+    this.claimLimits = rest.grouped || rest.buckets.length > 0 ? rest : undefined;
+    this.paced = rest.buckets.length > 0 || rest.groupRate !== undefined;
+    this.slots =
+      globalConcurrency === undefined
+        ? null
+        : new Slots({
+            store, clock, queue: config.name, workerId: this.workerId, cap: globalConcurrency, leaseMs: config.leaseMs,
+            // An idle worker keeps only what it runs and holds; a busy one keeps asking for all it could run.
+            renewWant: () =>
+              !this.active ? this.running.size : Math.min(config.concurrency, this.exhausted ? this.running.size + this.buffer.length + this.reserved : config.concurrency),
+            changed: () => this.pump(),
+            storeError: (operation, error) => this.storeError(operation, error),
+          });
+  }
+
+  /** Jobs this worker may run at once: its concurrency, within the slots it holds of a globalConcurrency. */
+  private get capacity(): number {
+    return this.slots ? Math.min(this.config.concurrency, this.slots.usable) : this.config.concurrency;
   }
 
   get stats() {
-    return { running: this.running.size, prefetched: this.buffer.length, batch: this.batch, active: this.active, paused: this.paused, heldBy: this.lastHold };
+    return { running: this.running.size, prefetched: this.buffer.length, batch: this.batch, active: this.active, paused: this.paused, heldBy: this.lastHold, slots: this.slots?.count ?? null };
   }
 
   // ---- continuous driver -------------------------------------------------------------------
@@ -190,6 +224,8 @@ export class QueueWorker {
     }
     await this.outcomes.drain().catch((error) => this.storeError("settle", error));
     this.leases.stop();
+    this.clearLetGo();
+    await this.slots?.stop();
     this.active = false;
   }
 
@@ -213,19 +249,26 @@ export class QueueWorker {
 
   private pump(): void {
     if (!this.active || this.stopping) return;
-    while (this.running.size < this.config.concurrency && this.buffer.length) this.launch(this.buffer.shift()!);
+    const capacity = this.capacity;
+    while (this.running.size < capacity && this.buffer.length) this.launch(this.buffer.shift()!);
+    this.slots?.giveBack(this.running.size);
     // Slots free, nothing prefetched, a claim or the last batch's outcomes still on their way, and jobs
     // that take less than a round trip: move more per statement (a batch costs one statement whatever
     // its size). Jobs slower than a round trip keep the batch small, so prefetch never hoards them.
     const waiting = this.claiming || this.outcomes.size > 0;
-    if (waiting && !this.exhausted && this.buffer.length === 0 && this.running.size < this.config.concurrency && this.jobMs < this.roundTripMs) this.grow();
-    if (this.claiming || this.exhausted) return;
+    if (waiting && !this.exhausted && this.buffer.length === 0 && this.running.size < capacity && this.jobMs < this.roundTripMs) this.grow();
+    if (this.claiming || this.exhausted) return this.lingerSlots();
+    this.clearLetGo();
+    if (this.slots?.shouldAsk(this.config.concurrency, HOLD_POLL_MS)) {
+      this.claimInFlight = this.askSlots();
+      return;
+    }
     // Jobs that finish faster than a round trip would leave the handlers idle during every claim: keep
     // a second batch on its way while one runs, so the store and the handlers work at the same time.
     // Slower jobs keep one batch in hand, so prefetch never hoards them from other workers.
-    // Under shared limits a claimed job holds a slot every process counts, so a worker claims only
-    // for its free slots: prefetch would keep other processes' workers idle.
-    const window = this.config.limits ? this.config.concurrency : this.jobMs < this.roundTripMs ? 2 * this.batch : this.batch;
+    // Under a shared rate limit a claimed job has taken its token, so a worker claims only for its free
+    // slots: a prefetched job would start late and bunch the starts the limit spaces.
+    const window = this.paced ? capacity : this.jobMs < this.roundTripMs ? 2 * this.batch : this.batch;
     // Outcomes waiting to be written count against the window: claiming stops until they are on their
     // way, which bounds what a crash can make run twice and keeps fast handlers from starving the writes.
     const unrecorded = this.outcomes.size;
@@ -233,7 +276,7 @@ export class QueueWorker {
     const room = this.limiter.allowance(want);
     // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
     // limit is what holds it back, what the window has left is all it will ever get: claim that.
-    const worthIt = Math.max(1, Math.floor((this.config.limits ? this.config.concurrency : this.batch) / 4));
+    const worthIt = Math.max(1, Math.floor((this.paced ? capacity : this.batch) / 4));
     if (room >= worthIt || (room > 0 && room < want)) {
       this.claimInFlight = this.claimBatch(room);
       return;
@@ -253,6 +296,56 @@ export class QueueWorker {
       this.rateTimer = undefined;
       this.pump();
     }, Math.max(1, wait));
+  }
+
+  /**
+   * Asks for the slots of a globalConcurrency this worker could fill. None to be had while jobs are
+   * due: other processes hold them all, and none of theirs sends a wake-up when it lets one go, so
+   * the worker asks again after a short wait.
+   */
+  private async askSlots(): Promise<void> {
+    this.claiming = true;
+    let heldUntil: number | null = null;
+    try {
+      const { held, due } = await this.slots!.set(this.config.concurrency);
+      this.slotsShort = held < this.config.concurrency && due;
+      if (held === 0) {
+        this.exhausted = true;
+        if (due) {
+          this.noteHold("globalConcurrency", 0, this.config.concurrency);
+          heldUntil = this.deps.clock.now() + HOLD_POLL_MS;
+        }
+      }
+    } catch (error) {
+      this.storeError("holdSlots", error);
+      this.exhausted = true;
+    } finally {
+      this.claiming = false;
+    }
+    this.pump();
+    if (heldUntil !== null) {
+      if (this.exhausted && !this.stopping) this.setIdleTimer(heldUntil);
+    } else if (this.exhausted) void this.armIdle();
+  }
+
+  /**
+   * A worker with nothing to run and nothing due keeps its slots a little while (the next job of a
+   * trickle finds them held), then lets them go to the other processes.
+   */
+  private lingerSlots(): void {
+    if (!this.slots || this.letGoTimer || !this.exhausted || this.claiming) return;
+    if (this.running.size || this.buffer.length || this.reserved || this.slots.count === 0) return;
+    this.letGoTimer = this.deps.clock.setTimeout(() => {
+      this.letGoTimer = undefined;
+      if (this.exhausted && !this.claiming && !this.running.size && !this.buffer.length && !this.stopping) {
+        this.slots!.set(0).catch((error) => this.storeError("holdSlots", error));
+      }
+    }, HOLD_POLL_MS);
+  }
+
+  private clearLetGo(): void {
+    if (this.letGoTimer) this.deps.clock.clearTimeout(this.letGoTimer);
+    this.letGoTimer = undefined;
   }
 
   private async claimBatch(limit: number): Promise<void> {
@@ -391,14 +484,35 @@ export class QueueWorker {
   }
 
   private async runDueBatches(budget: number): Promise<{ ran: number; more: boolean; heldUntil?: number }> {
+    try {
+      return await this.runDueHolding(budget);
+    } finally {
+      // A tick holds its slots only while it runs: between ticks another engine may need them.
+      if (this.slots && !this.active) await this.slots.set(0);
+    }
+  }
+
+  private async runDueHolding(budget: number): Promise<{ ran: number; more: boolean; heldUntil?: number }> {
     let ran = 0;
     while (ran < budget) {
-      const limit = this.limiter.allowance(Math.min(this.config.concurrency, budget - ran));
-      if (limit === 0) {
+      const asked = this.limiter.allowance(Math.min(this.config.concurrency, budget - ran));
+      if (asked === 0) {
         const now = this.deps.clock.now();
         return { ran, more: false, heldUntil: now + this.limiter.wait(now) };
       }
-      const { entries, result } = await this.claim(limit);
+      let limit = asked;
+      let cutBySlots = false;
+      if (this.slots) {
+        const { held, due } = await this.slots.set(asked);
+        if (held < asked && !due) return { ran, more: false };
+        if (held === 0) {
+          this.noteHold("globalConcurrency", 0, asked);
+          return { ran, more: false, heldUntil: this.deps.clock.now() + HOLD_POLL_MS };
+        }
+        limit = held;
+        cutBySlots = held < asked;
+      }
+      const { entries, result } = await this.claim(limit, { asked, cutBySlots });
       await Promise.all(
         entries.map(async (entry) => {
           this.running.set(entry.job.id, entry);
@@ -421,7 +535,12 @@ export class QueueWorker {
 
   // ---- shared ------------------------------------------------------------------------------
 
-  private async claim(limit: number): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
+  /**
+   * `cutBySlots`: the worker holds fewer slots of a globalConcurrency than it could fill, with jobs
+   * due, so a claim that got all it asked for was held back by the cap; `asked` is what the worker
+   * would have claimed without it.
+   */
+  private async claim(limit: number, { asked = limit, cutBySlots = this.slotsShort } = {}): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
     const now = this.deps.clock.now();
     const result = await this.deps.store.claim({
       queue: this.config.name,
@@ -430,21 +549,24 @@ export class QueueWorker {
       leaseUntil: now + this.config.leaseMs,
       workerId: this.workerId,
       queueMaxAttempts: this.config.maxAttempts,
-      limits: this.config.limits,
+      limits: this.claimLimits,
       after: this.cursor,
     });
     this.cursor = result.cursor;
     this.paused = result.paused;
-    const hold = result.jobs.length < limit ? result.held : null;
-    if (hold !== this.lastHold) {
-      if (hold) this.deps.logger.info("queue.throttled", { queue: this.config.name, by: hold, started: result.jobs.length, asked: limit, ...(result.retryAt !== null ? { until: result.retryAt } : {}) });
-      else if (this.lastHold) this.deps.logger.info("queue.unthrottled", { queue: this.config.name, was: this.lastHold });
-      this.lastHold = hold;
-    }
+    this.noteHold(result.jobs.length < limit ? result.held : cutBySlots ? "globalConcurrency" : null, result.jobs.length, asked, result.retryAt);
     // How long each started job waited since it was due: the time spent on the queue's limits.
     if (this.config.limits && result.jobs.length) this.deps.logger.debug("queue.limited_claim", { queue: this.config.name, started: result.jobs.length, waitedMs: result.jobs.map((j) => Math.max(0, now - j.runAt)) });
     this.limiter.started(result.jobs.length);
     return { entries: this.leases.hold(result.jobs), result };
+  }
+
+  /** Logs what holds the queue's claims back, once per change (`queue.throttled`, `queue.unthrottled`). */
+  private noteHold(hold: ClaimHold | null, started: number, asked: number, until: number | null = null): void {
+    if (hold === this.lastHold) return;
+    if (hold) this.deps.logger.info("queue.throttled", { queue: this.config.name, by: hold, started, asked, ...(until !== null ? { until } : {}) });
+    else if (this.lastHold) this.deps.logger.info("queue.unthrottled", { queue: this.config.name, was: this.lastHold });
+    this.lastHold = hold;
   }
 
   /**

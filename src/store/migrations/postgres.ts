@@ -293,4 +293,63 @@ export const postgresMigrations: readonly Migration[] = [
       $lz4$;
     `,
   },
+  {
+    version: 9,
+    name: "flow control: globalConcurrency as slots held by workers",
+    // The claim that counted running jobs under the cap (tickwork_claim_capped) could only start jobs
+    // into free slots: a worker could not prefetch, since a prefetched job held a slot every process
+    // counted. Slots held per worker leave the claim plain, prefetch included.
+    sql: `
+      -- A queue's globalConcurrency is shared out as slots: each worker holds a count of them until a
+      -- time it renews, and runs at most that many of the queue's jobs at once. The counts of live
+      -- holds never add up to more than the limit; a worker that dies stops renewing, and its slots
+      -- count until its hold lapses. wanted: what the worker could run; one holding fewer than its
+      -- fair share of what it wants makes the others give back down to theirs.
+      CREATE TABLE tickwork_queue_slots (
+        queue     text    NOT NULL,
+        worker_id text    NOT NULL,
+        slots     integer NOT NULL,
+        wanted    integer NOT NULL,
+        until     bigint  NOT NULL,
+        PRIMARY KEY (queue, worker_id)
+      );
+      DROP FUNCTION IF EXISTS tickwork_claim_capped(text, bigint, integer, integer, text, bigint, integer);
+      -- Sets p_worker's slots of p_queue: as many of p_want as the live holds of other workers leave
+      -- under p_cap (0 lets go), held until p_until; lapsed holds of the queue are deleted on the way.
+      -- One round trip: the queue's lock is taken inside the call and each statement of a function
+      -- takes a fresh snapshot, so the sum is read after the lock and sees every hold set before it.
+      -- share: p_cap shared equally among the workers that want slots, when one of them holds less
+      -- than its share of what it wants (the others give back down to theirs), else p_cap.
+      -- due: whether a job of the queue is due, asked only when fewer slots than wanted were held.
+      CREATE FUNCTION tickwork_hold_slots(p_queue text, p_worker text, p_want integer, p_cap integer,
+                                          p_now bigint, p_until bigint, OUT held integer, OUT due boolean, OUT share integer)
+      LANGUAGE plpgsql AS $fn$
+      DECLARE
+        v_others integer;
+        v_wanting integer;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtextextended('tickwork_queue_slots/' || p_queue, 0));
+        DELETE FROM tickwork_queue_slots WHERE queue = p_queue AND until < p_now;
+        SELECT coalesce(sum(slots), 0), count(*) INTO v_others, v_wanting
+        FROM tickwork_queue_slots WHERE queue = p_queue AND worker_id <> p_worker;
+        held := greatest(0, least(p_want, p_cap - v_others));
+        IF p_want = 0 THEN
+          DELETE FROM tickwork_queue_slots WHERE queue = p_queue AND worker_id = p_worker;
+        ELSE
+          v_wanting := v_wanting + 1;
+          INSERT INTO tickwork_queue_slots (queue, worker_id, slots, wanted, until) VALUES (p_queue, p_worker, held, p_want, p_until)
+          ON CONFLICT (queue, worker_id) DO UPDATE SET slots = excluded.slots, wanted = excluded.wanted, until = excluded.until;
+        END IF;
+        share := p_cap;
+        IF v_wanting > 1 AND EXISTS (
+          SELECT 1 FROM tickwork_queue_slots
+          WHERE queue = p_queue AND slots < least(wanted, (p_cap + v_wanting - 1) / v_wanting)) THEN
+          share := greatest(1, p_cap / v_wanting);
+        END IF;
+        due := held < p_want AND EXISTS (
+          SELECT 1 FROM tickwork_jobs WHERE queue = p_queue AND status = 'pending' AND run_at <= p_now);
+      END
+      $fn$;
+    `,
+  },
 ];

@@ -236,4 +236,23 @@ export const sqliteMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: "flow control: globalConcurrency as slots held by workers",
+    sql: `
+      -- A queue's globalConcurrency is shared out as slots: each worker holds a count of them until a
+      -- time it renews, and runs at most that many of the queue's jobs at once. The counts of live
+      -- holds never add up to more than the limit; a worker that dies stops renewing, and its slots
+      -- count until its hold lapses. wanted: what the worker could run; one holding fewer than its
+      -- fair share of what it wants makes the others give back down to theirs.
+      CREATE TABLE tickwork_queue_slots (
+        queue     TEXT    NOT NULL,
+        worker_id TEXT    NOT NULL,
+        slots     INTEGER NOT NULL,
+        wanted    INTEGER NOT NULL,
+        until     INTEGER NOT NULL,
+        PRIMARY KEY (queue, worker_id)
+      );
+    `,
+  },
 ];

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Peaks, sharedStoreCases, twoEnginesFor } from "./two-engines.js";
 import { SECOND, until } from "../../support/queue-fixtures.js";
 
-describe.each(sharedStoreCases())("globalConcurrency counts the running jobs of every engine until their lease lapses ($name)", (storeCase) => {
+describe.each(sharedStoreCases())("globalConcurrency shares its slots among the engines, and a dead engine's slots count until its hold lapses ($name)", (storeCase) => {
   const engines = twoEnginesFor(storeCase);
 
   it("globalConcurrency 3: while A runs 2, B starts 1 of the 5 it asks for; once A's finish, B runs the rest, never more than 3 at once", async () => {
@@ -41,36 +41,53 @@ describe.each(sharedStoreCases())("globalConcurrency counts the running jobs of 
     expect((await a.tw.jobs.counts("work"))[0]!.counts).toMatchObject({ succeeded: 6, pending: 0, running: 0 });
   });
 
-  it("a job whose worker died holds its slot until its lease lapses, then no longer counts", async () => {
+  it("slots held by a worker that died count until its hold lapses, then go to the next to ask", async () => {
     const { a, b, clock } = await engines();
-    const started: string[] = [];
     const work = a.tw.queue("work", { globalConcurrency: 2 });
-    const worker = b.tw.queue("work", { concurrency: 5, globalConcurrency: 2, lease: "10s", handler: (job) => void started.push(job.id) });
+    b.tw.queue("work", { concurrency: 5, globalConcurrency: 2, lease: "10s", handler: () => {} });
     await work.enqueueMany(Array.from({ length: 4 }, (_, n) => ({ payload: { n } })));
-    // A process that claims two jobs under a 10 s lease and dies without a heartbeat.
+    // A process that holds both slots and two jobs under a 10 s lease, and dies without renewing either.
     const now = clock.now();
-    const dead = await a.tw.store.queue.claimDue({ queue: "work", limit: 2, now, leaseUntil: now + 10 * SECOND, workerId: "dead/work" });
+    const store = a.tw.store.queue;
+    expect(await store.holdSlots({ queue: "work", workerId: "dead/work", want: 2, cap: 2, now, until: now + 10 * SECOND })).toEqual({ held: 2, due: false, share: 2 });
+    const dead = await store.claimDue({ queue: "work", limit: 2, now, leaseUntil: now + 10 * SECOND, workerId: "dead/work" });
     expect(dead).toHaveLength(2);
 
     const held = await b.tw.tick();
     expect(held.ran).toBe(0);
     expect(held.nextWakeAt).toBeGreaterThan(clock.now());
-    // The claim itself, read before any rescue hands the dead jobs back (a tick would rescue first).
-    const claim = () => b.tw.store.queue.claim({ queue: "work", limit: 5, now: clock.now(), leaseUntil: clock.now() + 10 * SECOND, workerId: "probe/work", limits: worker.config.limits });
+    expect(b.named("queue.throttled")).toEqual([expect.objectContaining({ queue: "work", by: "globalConcurrency", started: 0, asked: 5 })]);
+    // The tick let go of what it asked for: the dead worker's hold is all the store has.
+    const ask = (want: number) => b.tw.store.queue.holdSlots({ queue: "work", workerId: "probe/work", want, cap: 2, now: clock.now(), until: clock.now() + 10 * SECOND });
     await clock.advance("10s");
-    expect(await claim()).toMatchObject({ jobs: [], held: "globalConcurrency" });
+    // Two workers want slots and the asker has none: each is to keep one.
+    expect(await ask(5)).toEqual({ held: 0, due: true, share: 1 });
 
     await clock.advance("1ms");
-    const afterLapse = await claim();
-    expect(afterLapse.jobs).toHaveLength(2);
-    // The cap cut the claim to 2, but nothing else was due: the queue ran out, the cap held nothing back.
-    expect(afterLapse.held).toBeNull();
-    expect(afterLapse.jobs.map((j) => j.id).sort()).toEqual(
-      (await a.tw.jobs.list({ queue: "work" })).filter((j) => !dead.some((d) => d.id === j.id)).map((j) => j.id).sort(),
-    );
+    expect(await ask(5)).toEqual({ held: 2, due: true, share: 2 });
+    // Given all it asked for (or letting go), the answer says nothing of due jobs.
+    expect(await ask(1)).toEqual({ held: 1, due: false, share: 2 });
+    expect(await ask(0)).toEqual({ held: 0, due: false, share: 2 });
   });
 
-  it("after the lease lapses, B's tick rescues the dead process's jobs and runs all four, two at a time", async () => {
+  it("holds never add up to more than the cap, a worker's own hold is replaced, not added to, and a starved worker makes the share equal", async () => {
+    const { a, b, clock } = await engines();
+    const now = clock.now();
+    const ask = (engine: typeof a, workerId: string, want: number) =>
+      engine.tw.store.queue.holdSlots({ queue: "work", workerId, want, cap: 5, now, until: now + 10 * SECOND });
+    expect(await ask(a, "a/work", 3)).toEqual({ held: 3, due: false, share: 5 });
+    // B gets what A left, 2 of the 3 that are its equal share of 5: A is to come down to 2.
+    expect(await ask(b, "b/work", 4)).toEqual({ held: 2, due: false, share: 2 });
+    expect(await ask(a, "a/work", 4)).toEqual({ held: 3, due: false, share: 2 });
+    // B wants no more than it holds: nobody is short, the whole cap is anyone's.
+    expect(await ask(b, "b/work", 1)).toEqual({ held: 1, due: false, share: 5 });
+    expect(await ask(a, "a/work", 4)).toEqual({ held: 4, due: false, share: 5 });
+    // Holds of another queue share nothing with these.
+    expect(await b.tw.store.queue.holdSlots({ queue: "other", workerId: "b/other", want: 5, cap: 5, now, until: now + 10 * SECOND })).toEqual({ held: 5, due: false, share: 5 });
+    expect(await ask(b, "c/work", 5)).toEqual({ held: 0, due: false, share: 1 });
+  });
+
+  it("after the hold and the leases lapse, B's tick rescues the dead process's jobs and runs all four, two at a time", async () => {
     const { a, b, clock } = await engines();
     const peaks = new Peaks();
     const work = a.tw.queue("work", { globalConcurrency: 2 });
@@ -86,6 +103,7 @@ describe.each(sharedStoreCases())("globalConcurrency counts the running jobs of 
     });
     await work.enqueueMany(Array.from({ length: 4 }, (_, n) => ({ payload: { n } })));
     const now = clock.now();
+    await a.tw.store.queue.holdSlots({ queue: "work", workerId: "dead/work", want: 2, cap: 2, now, until: now + 10 * SECOND });
     await a.tw.store.queue.claimDue({ queue: "work", limit: 2, now, leaseUntil: now + 10 * SECOND, workerId: "dead/work" });
     expect((await b.tw.tick()).ran).toBe(0);
 
