@@ -66,6 +66,12 @@ export class QueueWorker {
    * once, so the worker claims only for its free slots.
    */
   private readonly paced: boolean;
+  /**
+   * Claims take the groups round-robin: a worker claims only for its free slots, or a group's jobs
+   * that arrive later would wait behind the prefetch of another group's burst, and a claimed job
+   * holds its group's slot in every process.
+   */
+  private readonly grouped: boolean;
   /** The last ask for slots got fewer than the worker could run, with jobs due: the cap holds it back. */
   private slotsShort = false;
   /** Lets go of the slots of a worker that stayed idle (see lingerSlots). */
@@ -127,6 +133,7 @@ export class QueueWorker {
     const { globalConcurrency, ...rest } = config.limits ?? { buckets: [], grouped: false };
     this.claimLimits = rest.grouped || rest.buckets.length > 0 ? rest : undefined;
     this.paced = rest.buckets.length > 0 || rest.groupRate !== undefined;
+    this.grouped = rest.grouped;
     this.slots =
       globalConcurrency === undefined
         ? null
@@ -268,7 +275,7 @@ export class QueueWorker {
     // Slower jobs keep one batch in hand, so prefetch never hoards them from other workers.
     // Under a shared rate limit a claimed job has taken its token, so a worker claims only for its free
     // slots: a prefetched job would start late and bunch the starts the limit spaces.
-    const window = this.paced ? capacity : this.jobMs < this.roundTripMs ? 2 * this.batch : this.batch;
+    const window = this.paced || this.grouped ? capacity : this.jobMs < this.roundTripMs ? 2 * this.batch : this.batch;
     // Outcomes waiting to be written count against the window: claiming stops until they are on their
     // way, which bounds what a crash can make run twice and keeps fast handlers from starving the writes.
     const unrecorded = this.outcomes.size;
@@ -276,7 +283,7 @@ export class QueueWorker {
     const room = this.limiter.allowance(want);
     // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
     // limit is what holds it back, what the window has left is all it will ever get: claim that.
-    const worthIt = Math.max(1, Math.floor((this.paced ? capacity : this.batch) / 4));
+    const worthIt = Math.max(1, Math.floor((this.paced || this.grouped ? capacity : this.batch) / 4));
     if (room >= worthIt || (room > 0 && room < want)) {
       this.claimInFlight = this.claimBatch(room);
       return;
