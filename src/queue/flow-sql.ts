@@ -266,12 +266,17 @@ function* readQueueState(
 function* startJobs(tx: SqlTx, d: FlowDialect, p: ClaimParams & { ids: string[] | null; want: number }): Body<Job[]> {
   const idList = p.ids === null ? null : inList(d, 1, p.ids, "bigint");
   const due = `SELECT id FROM tickwork_jobs WHERE queue = $6 AND status = 'pending' AND ${d.postgres ? "run_at" : "+run_at"} <= $4 ORDER BY priority, run_at, id LIMIT $1`;
-  const which = idList ? `id ${idList.sql}` : d.postgres ? `id = ANY(ARRAY(${due}))` : `id IN (${due})`;
+  // Picked ids on PostgreSQL are joined, not `= ANY($1)`: beside status = 'pending' the planner may
+  // walk the queue's whole claim index instead of the primary key (4.5 ms for 8 ids among 20,000
+  // pending rows, against 0.04 ms).
+  const joined = idList !== null && d.postgres;
+  const which = joined ? `tickwork_jobs.id = picked.id` : idList ? `id ${idList.sql}` : d.postgres ? `id = ANY(ARRAY(${due}))` : `id IN (${due})`;
   const rows = yield* tx.query<JobRow>(
     `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = $2, lease_until = $3, started_at = $4,
        max_attempts = CASE WHEN max_attempts_from_queue THEN coalesce($5, max_attempts) ELSE max_attempts END
+     ${joined ? "FROM unnest($1::bigint[]) AS picked(id)" : ""}
      WHERE ${which} AND status = 'pending'
-     RETURNING *`,
+     RETURNING ${joined ? "tickwork_jobs.*" : "*"}`,
     [idList ? idList.value : p.want, p.workerId, p.leaseUntil, p.now, p.queueMaxAttempts ?? null, ...(idList ? [] : [p.queue])],
   );
   return rows.map((row) => toJob(row, d.payloadIsText)).sort(byClaimOrder);
