@@ -638,7 +638,7 @@ function markdown(machine: MachineInfo, load: Load, described: Partial<Record<St
     lines.push(
       "## 1. globalConcurrency equal to the workers' total concurrency, against no limit",
       "",
-      `The same ${count(S.jobs)} jobs and the same worker processes; the limited queue sets globalConcurrency to processes x concurrency (unless \`--global-concurrency\` says otherwise), so the limit itself never leaves a slot idle and the difference is the cost of holding it: each claim is one transaction that counts the running jobs, on PostgreSQL under the queue's advisory lock, and a worker under shared limits claims only for its free slots (no prefetch). "Claims held" counts the workers' \`queue.throttled\` events, claims the limit cut short.`,
+      `The same ${count(S.jobs)} jobs and the same worker processes; the limited queue sets globalConcurrency to processes x concurrency (unless \`--global-concurrency\` says otherwise), so the limit itself never leaves a slot idle and the difference is the cost of holding it: each worker holds a share of the limit's slots in the store (asked for when it has jobs to run, renewed every quarter lease, given back when idle) and runs no more jobs at once than it holds; its claims are the plain queue's, prefetch included. "Claims held" counts the workers' \`queue.throttled\` events, claims the limit cut short.`,
       "",
       markdownTable(GLOBAL_HEADER, comparisonRows(global), [2, 3, 4, 5]),
       "",
@@ -664,7 +664,7 @@ function markdown(machine: MachineInfo, load: Load, described: Partial<Record<St
     lines.push(
       "## 3. Cost per claim",
       "",
-      `One claim as a worker makes it (\`store.queue.claim\`, asking for ${S.claims.limit} jobs), in the benchmark's process, ${count(S.claims.claims)} measured claims per round after ${S.claims.warmup} not measured, ${S.reps} round${S.reps === 1 ? "" : "s"} alternating the points' order, each round on a fresh database. Before each claim the oldest running jobs are settled (not measured) until ${S.claims.running} are left running, as three other workers' would be (a grouped point keeps at most groups - ${S.claims.limit}: one group keeps none, or its only group would be full). On PostgreSQL every query the pool's clients send is counted: round trips include BEGIN and COMMIT, statements do not. On SQLite the executor counts the statements it runs.`,
+      `One claim as a worker makes it (\`store.queue.claim\`, asking for ${S.claims.limit} jobs), in the benchmark's process, ${count(S.claims.claims)} measured claims per round after ${S.claims.warmup} not measured, ${S.reps} round${S.reps === 1 ? "" : "s"} alternating the points' order, each round on a fresh database. Before each claim the oldest running jobs are settled (not measured) until ${S.claims.running} are left running, as three other workers' would be (a grouped point keeps at most groups - ${S.claims.limit}: one group keeps none, or its only group would be full). On PostgreSQL every query the pool's clients send is counted: round trips include BEGIN and COMMIT, statements do not. On SQLite the executor counts the statements it runs. The globalConcurrency point counts a call setting the worker's slots before every claim, an upper bound: a worker makes it when it starts being busy, at most every 50 ms while it holds fewer slots than it could fill, and every quarter lease.`,
       "",
       markdownTable(CLAIMS_HEADER, claimRows(claims), [2, 3, 4, 5, 6, 7, 8]),
       "",
