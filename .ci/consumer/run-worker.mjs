@@ -30,8 +30,8 @@ try {
   const response = await mf.dispatchFetch("http://consumer.test/");
   const body = await response.text();
   if (response.status !== 200) throw new Error(`worker answered ${response.status}: ${body}`);
-  const { job, queues } = JSON.parse(body);
-  if (typeof job !== "string" || !queues.includes("greet")) throw new Error(`unexpected answer: ${body}`);
+  const { job, payload, queues } = JSON.parse(body);
+  if (typeof job !== "string" || payload?.name !== "ada" || !queues.includes("greet")) throw new Error(`unexpected answer: ${body}`);
   stdout.write(`  cloudflare shape: enqueued job ${job} in a Durable Object under workerd\n`);
 } finally {
   await mf.dispose();

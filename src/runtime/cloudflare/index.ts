@@ -1,5 +1,5 @@
 // tickwork in a Cloudflare Durable Object: the engine on the object's SQLite storage, driven by its alarm.
-export { TickworkObject, type DurableObjectContext, type ObjectStatus, type LastTick } from "./object.js";
+export { TickworkObject, type DurableObjectContext, type ObjectStatus, type LastTick, type RpcValue, type RunRecordRpc, type TaskStatusRpc, type RunResultRpc, type EnqueuedJobRpc } from "./object.js";
 export {
   WORKERS_PAID_SUBREQUESTS,
   DEFAULT_HEADROOM,

@@ -8,7 +8,7 @@ import type { FanoutStatus } from "../../fanout/fanout.js";
 import type { RunOptions as IdempotencyRunOptions } from "../../idempotency/idempotency.js";
 import type { EnqueuedJob } from "../../queue/job.js";
 import type { EnqueueOptions } from "../../queue/options.js";
-import type { RunResult, TaskStatus } from "../../schedule/task.js";
+import type { RunRecord, RunResult, TaskStatus } from "../../schedule/task.js";
 import type { QueueCounts } from "../../queue/store.js";
 import { nextAlarmAt } from "./alarm.js";
 import { kvCache } from "./kv-cache.js";
@@ -38,6 +38,17 @@ export interface LastTick {
   retryCount: number;
 }
 
+/**
+ * A payload or result as it crosses Workers RPC: any value but `undefined` (they went through the
+ * store as JSON text). Typed `unknown`, a typed stub would make the whole answer `never`; typed as a
+ * recursive JSON type, the RPC types recurse past TypeScript's depth limit.
+ */
+export type RpcValue = NonNullable<unknown> | null;
+export type RunRecordRpc = Omit<RunRecord, "result"> & { result: RpcValue };
+export type TaskStatusRpc = Omit<TaskStatus, "lastResult" | "history"> & { lastResult: RpcValue; history: RunRecordRpc[] };
+export type RunResultRpc = Omit<RunResult, "result"> & { result?: RpcValue };
+export type EnqueuedJobRpc = EnqueuedJob<RpcValue>;
+
 export interface ObjectStatus {
   store: string;
   logSink: string;
@@ -48,7 +59,7 @@ export interface ObjectStatus {
   tickBudget: number;
   maxJobsPerTick: number;
   pausedUntil: number | null;
-  tasks: TaskStatus[];
+  tasks: TaskStatusRpc[];
   queues: QueueCounts[];
   deliveries: DeliveryStatus[];
   fanouts: FanoutStatus[];
@@ -167,7 +178,7 @@ export abstract class TickworkObject<Env = unknown> extends DurableObject<Env> {
         tickBudget: this.config.tickBudget,
         maxJobsPerTick: this.config.maxJobsPerTick,
         pausedUntil: scheduler.pausedUntil,
-        tasks: scheduler.tasks,
+        tasks: scheduler.tasks as TaskStatusRpc[],
         queues,
         deliveries,
         fanouts,
@@ -179,11 +190,11 @@ export abstract class TickworkObject<Env = unknown> extends DurableObject<Env> {
    * Runs a task (or `"all"`) now, whatever its schedule, pause or backoff, and returns the results.
    * What the run produced (jobs enqueued, callbacks emitted) goes out at a tick armed right after.
    */
-  async refreshNow(task = "all"): Promise<RunResult[]> {
+  async refreshNow(task = "all"): Promise<RunResultRpc[]> {
     return this.call(async (tw) => {
       const results = await tw.scheduler.runNow(task);
       await this.arm(Date.now());
-      return results;
+      return results as RunResultRpc[];
     });
   }
 
@@ -206,11 +217,11 @@ export abstract class TickworkObject<Env = unknown> extends DurableObject<Env> {
   }
 
   /** Enqueues a job on a queue the object declared; the alarm is brought forward to the job's due time. */
-  async enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJob> {
+  async enqueue(queue: string, payload: unknown, options?: EnqueueOptions): Promise<EnqueuedJobRpc> {
     return this.call(async (tw) => {
       const job = await tw.enqueue(queue, payload, options);
       await this.arm(job.runAt);
-      return job;
+      return job as EnqueuedJobRpc;
     });
   }
 
