@@ -141,7 +141,7 @@ export class QueueWorker {
             store, clock, queue: config.name, workerId: this.workerId, cap: globalConcurrency, leaseMs: config.leaseMs,
             // An idle worker keeps only what it runs and holds; a busy one keeps asking for all it could run.
             renewWant: () =>
-              !this.active ? this.running.size : Math.min(config.concurrency, this.exhausted ? this.running.size + this.buffer.length + this.reserved : config.concurrency),
+              !this.active ? this.running.size : this.exhausted ? Math.min(config.concurrency, this.running.size + this.buffer.length + this.reserved) : config.concurrency,
             changed: () => this.pump(),
             storeError: (operation, error) => this.storeError(operation, error),
           });
@@ -330,9 +330,7 @@ export class QueueWorker {
       this.claiming = false;
     }
     this.pump();
-    if (heldUntil !== null) {
-      if (this.exhausted && !this.stopping) this.setIdleTimer(heldUntil);
-    } else if (this.exhausted) void this.armIdle();
+    this.sleepIfExhausted(heldUntil);
   }
 
   /**
@@ -388,9 +386,18 @@ export class QueueWorker {
       this.claiming = false;
     }
     this.pump();
-    if (held !== null) {
-      if (this.exhausted && !this.stopping && (!this.idleTimer || this.idleAt > held)) this.setIdleTimer(held);
-    } else if (this.exhausted) void this.armIdle();
+    this.sleepIfExhausted(held);
+  }
+
+  /**
+   * After a claim or an ask for slots that left the worker with nothing to start: sleep until
+   * `heldUntil` when a limit holds due jobs back (unless an earlier wake-up is set), otherwise until
+   * the next due job or poll.
+   */
+  private sleepIfExhausted(heldUntil: number | null): void {
+    if (!this.exhausted) return;
+    if (heldUntil === null) void this.armIdle();
+    else if (!this.stopping && (!this.idleTimer || this.idleAt > heldUntil)) this.setIdleTimer(heldUntil);
   }
 
   /**
