@@ -116,7 +116,7 @@ function benchEnqueue(backend: Backend, jobs = JOBS, bytes = 0): Promise<number>
  * (2) and (4): `jobs` no-op jobs enqueued before `start()` (not timed), then timed from `start()` to
  * the last handler call, and on to the moment no job is pending or running any more.
  */
-function benchRun(backend: Backend, { concurrency, finished = 0, jobs = JOBS, bytes = 0 }: { concurrency: number; finished?: number; jobs?: number; bytes?: number }): Promise<RunFigures> {
+function benchRun(backend: Backend, { concurrency, finished = 0, jobs = JOBS, bytes = 0, result = false }: { concurrency: number; finished?: number; jobs?: number; bytes?: number; result?: boolean }): Promise<RunFigures> {
   return onFresh(backend, async (fx) => {
     if (finished) await fx.addFinished(QUEUE, finished);
     const tw = await engine(fx.open());
@@ -125,8 +125,10 @@ function benchRun(backend: Backend, { concurrency, finished = 0, jobs = JOBS, by
       const last = deferred<number>();
       const queue = tw.queue<Payload>(QUEUE, {
         concurrency,
-        handler: () => {
+        handler: (job) => {
           if (++calls === jobs) last.resolve(now());
+          // A small object, stored as the job's result when asked for.
+          return result ? { ok: true, n: job.payload.n } : undefined;
         },
       });
       for (let i = 0; i < jobs; i += ENQUEUE_BATCH) await queue.enqueueMany(payloads(i, Math.min(ENQUEUE_BATCH, jobs - i), bytes));
@@ -231,6 +233,13 @@ async function benchStore(backend: Backend): Promise<StoreReport> {
   const run50 = await measure("run, concurrency 50", () => benchRun(backend, { concurrency: 50 }));
   add("run.c50", `Run ${fmt(JOBS)} no-op jobs, concurrency 50: to last handler call`, "jobs/s", pick(run50, "toLastHandler"));
   add("run.c50.settled", `  same, to last job recorded succeeded`, "jobs/s", pick(run50, "toLastSettled"));
+
+  const withResults = await measure("run, concurrency 50, results stored", () => benchRun(backend, { concurrency: 50, result: true }));
+  const noResults = rows.find((r) => r.id === "run.c50.settled")?.summary;
+  const settledWithResults = pick(withResults, "toLastSettled");
+  const resultRatio = noResults && typeof settledWithResults !== "string" ? `${(quantile(settledWithResults, 0.5) / noResults.median).toFixed(2)}x without results` : undefined;
+  add("run.c50.results", `Run ${fmt(JOBS)} jobs returning a small object (stored), concurrency 50: to last handler call`, "jobs/s", pick(withResults, "toLastHandler"));
+  add("run.c50.results.settled", `  same, to last job recorded succeeded with its result`, "jobs/s", settledWithResults, resultRatio);
 
   const flat = await measure(`run, concurrency 10, ${fmt(FINISHED)} finished jobs in the table`, () => benchRun(backend, { concurrency: 10, finished: FINISHED }));
   const empty = rows.find((r) => r.id === "run.c10")?.summary;

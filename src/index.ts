@@ -4,6 +4,7 @@ export { systemClock, type Clock, type TimerHandle } from "./core/clock.js";
 export { toMs, type Duration } from "./core/duration.js";
 export { exponential, schedule, type Backoff, type BackoffPolicy, type ExponentialOptions, type Jitter } from "./core/backoff.js";
 export { Logger, jsonLines, pinoSink, functionSink, type LogEvent, type LogLevel, type LogSink, type LoggerOption, type PinoLike } from "./core/logger.js";
+export type { TracerLike, SpanLike, SpanOptionsLike, SpanContextLike, TraceStateLike } from "./core/tracing.js";
 export {
   TickworkError,
   InvalidInputError,
@@ -14,12 +15,19 @@ export {
 } from "./core/errors.js";
 export { Queue } from "./queue/queue.js";
 export { Jobs, type ListFilter } from "./queue/jobs.js";
-export { UnknownQueueError, JobNotFoundError, JobStateError, PermanentJobError, JobAbortedError, LimiterTimeoutError } from "./queue/errors.js";
+export {
+  UnknownQueueError, JobNotFoundError, JobStateError, PermanentJobError, JobAbortedError, LimiterTimeoutError,
+  SnoozeError, SnoozeLimitError, ResultTooLargeError, JobWaitTimeoutError, JobFailedError,
+} from "./queue/errors.js";
+export type { WaitOptions } from "./queue/waits.js";
+export type { FlowSpec, FlowChild, FlowJob } from "./queue/flows.js";
+export type { BatchOptions, BatchJobs } from "./queue/queues.js";
 export { Limiter, type LimiterState, type RateOptions } from "./queue/limiter.js";
 export { QueueControls, type QueueFlowStatus, type BucketStatus } from "./queue/controls.js";
 export type { RateGate } from "./core/rate-gate.js";
-export type { Job, JobStatus, JobContext, JobHandler, EnqueuedJob } from "./queue/job.js";
-export type { QueueOptions, EnqueueOptions, EnqueueItem } from "./queue/options.js";
+export type { Job, JobStatus, JobContext, JobHandler, BatchHandler, BatchContext, EnqueuedJob, JobAttempt, ChildResult } from "./queue/job.js";
+export { Snooze } from "./queue/job.js";
+export type { QueueOptions, BatchQueueOptions, EnqueueOptions, EnqueueItem } from "./queue/options.js";
 export type { QueueStore, QueueCounts, SqlClient, ClaimHold, GroupCounts } from "./queue/store.js";
 export type { Store } from "./store/store.js";
 export { TaskAbortedError } from "./schedule/errors.js";
@@ -61,5 +69,11 @@ export type { FanoutStore } from "./fanout/store.js";
 export type { ReconcileChooser, ReconcileContext, ReconcileOption, ReconcilePlan } from "./fanout/reconcile.js";
 export { FanoutReceiver, fanoutReceiver, type ReceiverOptions, type ReceiverStorage, type StateSource } from "./fanout/receiver.js";
 export { CallTimeoutError, MissingPeerError } from "./core/errors.js";
+// notify: operators told of what needs a person, on Slack, Discord or a signed webhook, through delivery outboxes.
+export { Notifier, type NotifierStatus, type NotifySinkStatus } from "./notify/notifier.js";
+export { webhookSink, slackSink, discordSink, type NotifySink, type WebhookSink, type SlackSink, type DiscordSink, type WebhookSinkOptions, type SlackSinkOptions, type DiscordSinkOptions } from "./notify/sinks.js";
+export { DEFAULT_NOTIFY_EVENTS, type NotifyOptions } from "./notify/options.js";
+export type { Notification } from "./notify/notification.js";
+export type { HeldBack } from "./notify/text.js";
 // The `tickwork` command line: the type of a config file (`tickwork.config.ts`).
 export { defineConfig, type TickworkConfig, type ConfigSetup, type ConfigContext, type ConfigDatabase, type ConfigTeardown, type ConfigEngineOptions } from "./cli/define-config.js";

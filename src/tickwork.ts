@@ -2,9 +2,9 @@ import { z } from "zod";
 import type { Store } from "./store/store.js";
 import type { Jobs } from "./queue/jobs.js";
 import type { EnqueuedJob } from "./queue/job.js";
-import type { EnqueueOptions, QueueOptions } from "./queue/options.js";
+import type { BatchQueueOptions, EnqueueOptions, QueueOptions } from "./queue/options.js";
 import type { Queue } from "./queue/queue.js";
-import { Queues } from "./queue/queues.js";
+import { Queues, type BatchJobs, type BatchOptions } from "./queue/queues.js";
 import type { QueueControls } from "./queue/controls.js";
 import type { Limiter, RateOptions } from "./queue/limiter.js";
 import { TaskScheduler } from "./schedule/scheduler.js";
@@ -15,6 +15,7 @@ import { systemClock, type Clock, type TimerHandle } from "./core/clock.js";
 import type { Duration } from "./core/duration.js";
 import { InvalidInputError, describe, errorText } from "./core/errors.js";
 import { Logger, jsonLines, toSink, type LogLevel, type LoggerOption } from "./core/logger.js";
+import type { TracerLike } from "./core/tracing.js";
 import { durationMs, fn, parseOptions } from "./core/options.js";
 import { onShutdownSignal } from "./core/signals.js";
 import { CARRY_WAKE_MS, Outbound } from "./core/outbound.js";
@@ -22,6 +23,9 @@ import { Delivery } from "./delivery/delivery.js";
 import { parseDeliveryOptions, type DeliveryOptions } from "./delivery/options.js";
 import { Fanout } from "./fanout/fanout.js";
 import { parseFanoutOptions, type FanoutOptions, type FanoutTarget } from "./fanout/options.js";
+import type { Notification } from "./notify/notification.js";
+import { Notifier } from "./notify/notifier.js";
+import { parseNotifyOptions, type NotifyOptions } from "./notify/options.js";
 
 const retentionMs = z.union([durationMs, z.literal(false)]);
 
@@ -64,6 +68,15 @@ const engineOptionsSchema = z
     /** `start()` stops gracefully on SIGTERM and SIGINT (Node); default true. */
     handleSignals: z.boolean().default(true),
     onError: fn<(error: unknown) => void>("a function").optional(),
+    /**
+     * OpenTelemetry tracing: a Tracer, such as `trace.getTracer("tickwork")` from the package
+     * `@opentelemetry/api`. Enqueues, job runs, task runs, delivery sends and fan-out pushes get spans,
+     * and a job's run is linked to the enqueue that created it, in whatever process it runs. Default
+     * none: no spans, and nothing is stored with the jobs.
+     */
+    tracer: z
+      .custom<TracerLike>((v) => !!v && typeof v === "object" && typeof (v as TracerLike).startActiveSpan === "function", 'expected an OpenTelemetry Tracer: trace.getTracer("tickwork") from @opentelemetry/api')
+      .optional(),
   })
   .strict();
 
@@ -129,6 +142,9 @@ export class Tickwork {
   private readonly outbound: Outbound;
   private readonly deliveryUnits = new Map<string, Delivery<unknown>>();
   private readonly fanoutUnits = new Map<string, Fanout<unknown>>();
+  private readonly notifiers: Notifier[] = [];
+  /** The notifiers' outboxes (deliveries), whose own events never notify. */
+  private readonly notifyOutboxes = new Set<string>();
   /** Fan-outs hearing of a finished task run; a tick waits for them before its outbound pass. */
   private readonly taskHooks = new Set<Promise<void>>();
   /**
@@ -150,7 +166,7 @@ export class Tickwork {
     this.defaultedLogger = o.logger === undefined;
     this.logger = new Logger(o.logger === undefined ? jsonLines() : toSink(o.logger), () => this.clock.now(), o.logLevel as LogLevel);
     this.instanceId = o.instanceId ?? randomId();
-    this.queueUnits = new Queues({ store: this.store.queue, clock: this.clock, logger: this.logger, instanceId: this.instanceId, pollIntervalMs: o.pollInterval, retention: o.retention });
+    this.queueUnits = new Queues({ store: this.store.queue, clock: this.clock, logger: this.logger, instanceId: this.instanceId, pollIntervalMs: o.pollInterval, retention: o.retention, subscribeJobs: this.store.subscribeJobs?.bind(this.store), tracer: o.tracer });
     this.jobs = this.queueUnits.jobs;
     this.queues = this.queueUnits.controls;
     this.cache = new Cache(this.store.cache, () => this.clock.now());
@@ -167,6 +183,7 @@ export class Tickwork {
       logger: this.logger,
       instanceId: this.instanceId,
       maxIdleMs: SCHEDULE_MAX_IDLE_MS,
+      tracer: o.tracer,
       // A fan-out may reconcile after each run of a periodic task: the scheduler reports a finished
       // run here and the fan-outs hear of it, so neither module knows the other.
       onRunFinished: (task) => this.taskFinished(task),
@@ -190,14 +207,18 @@ export class Tickwork {
       logSinkChosenBy: this.defaultedLogger ? "default (no logger option given)" : "the logger option",
       logLevel: this.o.logLevel,
       clock: this.clock === systemClock ? "system" : "injected",
+      tracing: this.o.tracer ? "the tracer option" : "off",
     });
   }
 
   /**
    * Declares a queue. With a `handler`, this process runs its jobs (after `start()`, or in `tick()`);
-   * without one, it only enqueues.
+   * without one, it only enqueues. With `batch: { size, wait }`, the handler takes up to `size` jobs
+   * at once and answers per job (see BatchHandler).
    */
-  queue<P = unknown>(name: string, options: QueueOptions<P> = {}): Queue<P> {
+  queue<P = unknown>(name: string, options: BatchQueueOptions<P>): Queue<P>;
+  queue<P = unknown>(name: string, options?: QueueOptions<P>): Queue<P>;
+  queue<P = unknown>(name: string, options: QueueOptions<P> | BatchQueueOptions<P> = {}): Queue<P> {
     return this.queueUnits.declare(name, options);
   }
 
@@ -231,7 +252,7 @@ export class Tickwork {
    */
   delivery<T = unknown>(name: string, options: DeliveryOptions<T>): Delivery<T> {
     if (this.deliveryUnits.has(name)) throw new InvalidInputError(`delivery "${name}" is already declared`);
-    const delivery = new Delivery<T>(parseDeliveryOptions(name, options), { store: this.store.delivery, clock: this.clock, logger: this.logger, wake: () => this.outbound.wake() });
+    const delivery = new Delivery<T>(parseDeliveryOptions(name, options), { store: this.store.delivery, clock: this.clock, logger: this.logger, wake: () => this.outbound.wake(), tracer: this.o.tracer });
     this.deliveryUnits.set(name, delivery as Delivery<unknown>);
     return delivery;
   }
@@ -249,9 +270,36 @@ export class Tickwork {
       logger: this.logger,
       wake: () => this.outbound.wake(),
       knowsTask: (task) => this.schedule.names.includes(task),
+      tracer: this.o.tracer,
     });
     this.fanoutUnits.set(name, fanout as Fanout<unknown>);
     return fanout;
+  }
+
+  /**
+   * Notifies operators of what needs a person: by default a job failed for good (`job.failed`), a
+   * task's breaker opened, a delivery item dropped after its last retry, a fan-out stuck (as many
+   * failed rounds in a row as `fanoutStuckAfter`). Each sink (`webhookSink`, `slackSink`,
+   * `discordSink`) gets a delivery of its own, `notify:<kind>`: a notification is durable once
+   * written, retried with backoff while its endpoint fails, and never holds up the code that logged
+   * the event. At most `rateLimit.max` per `rateLimit.per` go to each sink; the rest are counted
+   * and summarised ("and 20 more job.failed since ..."). Every option is checked before anything
+   * is registered. Call it before `start()`.
+   */
+  notify(options: NotifyOptions): Notifier {
+    if (this.stopped) throw new InvalidInputError("notify: this engine was stopped; create a new one");
+    if (this.started) throw new InvalidInputError("notify: call tw.notify(...) before start(), so the engine's outbound loop knows its outboxes");
+    const config = parseNotifyOptions(options, (name) => this.deliveryUnits.has(name));
+    const outboxes = config.sinks.map(({ delivery, send }) => ({ name: delivery, options: { send, timeout: config.timeout, ...(config.retry ? { retry: config.retry } : {}) } }));
+    // Every outbox's options pass the delivery module's own checks before the first is declared.
+    for (const outbox of outboxes) parseDeliveryOptions(outbox.name, outbox.options);
+    const deliveries = outboxes.map((outbox) => {
+      this.notifyOutboxes.add(outbox.name);
+      return this.delivery<Notification>(outbox.name, outbox.options);
+    });
+    const notifier = new Notifier(config, deliveries, { clock: this.clock, logger: this.logger, isOutbox: (name) => this.notifyOutboxes.has(name) });
+    this.notifiers.push(notifier);
+    return notifier;
   }
 
   /** Declared deliveries by name (for admin surfaces). */
@@ -262,6 +310,15 @@ export class Tickwork {
   /** Declared fan-outs by name (for admin surfaces). */
   get fanouts(): ReadonlyMap<string, Fanout<unknown>> {
     return this.fanoutUnits;
+  }
+
+  /**
+   * Enqueues `items` as jobs of `options.queue` and one completion job, `options.onComplete`, that runs
+   * once when every item has ended (succeeded or failed for good): its `job.children` holds the counts
+   * (`total`, `failed`), its `ctx.childResults()` each item's result. All written in one transaction.
+   */
+  async batch<P>(items: P[], options: BatchOptions): Promise<BatchJobs> {
+    return this.queueUnits.batch(items, options);
   }
 
   /** Enqueues on a declared queue by name (for code that holds no `Queue` handle: CLIs, admin APIs). */
@@ -288,12 +345,18 @@ export class Tickwork {
     const jobs = await this.queueUnits.runDue(maxJobs);
     // A reconciliation that follows a task that just ran goes out in this tick's outbound pass.
     await this.taskHooksSettled();
+    // So do notifications of what this tick logged (a job failed for good), and summaries of what a
+    // rate limit held back whose window has room again.
+    for (const notifier of this.notifiers) await notifier.flushDue();
     const outbound = await this.outbound.pass();
+    // Notifications of what the pass itself logged (an item dropped) were written after it read the outboxes.
+    let notified = 0;
+    for (const notifier of this.notifiers) notified += await notifier.settle();
     const result = { ran: jobs.ran, carried: outbound.carried, outbound: { used: outbound.used, budget: outbound.budget, retries: outbound.retries, retryBudget: outbound.retryBudget } };
     // A job enqueued by the outbound pass (a delivery's onDelivered hook) is due after the queues' pass read its time.
-    if (jobs.more || this.queueUnits.hasNewWork) return { nextWakeAt: this.clock.now(), ...result };
+    if (jobs.more || this.queueUnits.hasNewWork || notified > 0) return { nextWakeAt: this.clock.now(), ...result };
     if (outbound.carried) return { nextWakeAt: this.clock.now() + CARRY_WAKE_MS, ...result };
-    const times = [taskWake, jobs.nextAt, outbound.nextAt].filter((at) => at !== null);
+    const times = [taskWake, jobs.nextAt, outbound.nextAt, ...this.notifiers.map((n) => n.nextAt())].filter((at) => at !== null);
     return { nextWakeAt: times.length ? Math.min(...times) : null, ...result };
   }
 
@@ -311,6 +374,7 @@ export class Tickwork {
     this.queueUnits.start();
     this.schedule.start();
     this.outbound.start();
+    for (const notifier of this.notifiers) notifier.start();
     this.logger.info("engine.workers_started", {
       queues: this.queueUnits.running,
       tasks: this.schedule.names,
@@ -339,6 +403,8 @@ export class Tickwork {
     ]);
     // A fan-out hearing of a run that just finished writes to the store: before it closes.
     await this.taskHooksSettled();
+    // So do notifications being written, and the summary of what a rate limit still holds back.
+    for (const notifier of this.notifiers) await notifier.stop();
     await this.unsubscribe?.();
     await this.store.close();
     this.logger.info("engine.stopped", { instanceId: this.instanceId });

@@ -5,6 +5,8 @@
  * same code: an adapter only says how its system enqueues, starts workers and counts jobs.
  */
 
+import type { RoundTripSystem } from "./round-trip.js";
+
 /** What every benchmark job carries: its number, and when (performance.now(), this process) it was enqueued. */
 export interface Payload {
   n: number;
@@ -58,6 +60,11 @@ export interface System {
   setting: Setting;
   /** A peer (graphile-worker, pg-boss, BullMQ) or tickwork itself; ratios are against the best peer. */
   peer: boolean;
+  /**
+   * How a producer awaits a job's result computed in another process (the round-trip workload);
+   * absent for a system that cannot await one (it has no row in that table).
+   */
+  roundTrip?: RoundTripSystem;
   /** The settings used at a given concurrency, for the report (only what differs from the system's defaults). */
   settings(concurrency: number): Record<string, unknown>;
   open(options: OpenOptions): Promise<Instance>;
@@ -121,5 +128,7 @@ export interface Adapter {
   runN(jobs: number, concurrency: number, budgetMs: number, bytes?: number): Promise<RunFigures>;
   latency(samples: number, budgetMs: number): Promise<LatencyFigures>;
   sustained(options: { rate: number; seconds: number; concurrency: number; drainBudgetMs: number }): Promise<SustainedFigures>;
+  /** Enqueue-and-await-the-result round trips, one at a time, with the worker in another process. */
+  roundTrip(samples: number, concurrency: number, budgetMs: number): Promise<LatencyFigures>;
   teardown(instance: Instance): Promise<void>;
 }

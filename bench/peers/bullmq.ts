@@ -15,17 +15,11 @@
  */
 import { Queue, Worker, type JobType } from "bullmq";
 import type { Payload, Setting, System } from "./adapter.js";
-import { REDIS_URL, deleteKeys, packageVersion, uniqueName } from "./servers.js";
+import { deleteKeys, packageVersion, redisConnection, uniqueName } from "./servers.js";
 import { reportProblem } from "./workloads.js";
 
 const QUEUE = "bench";
 const UNFINISHED: JobType[] = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
-
-function connection() {
-  const url = new URL(REDIS_URL);
-  // Workers need maxRetriesPerRequest: null (BullMQ refuses blocking connections otherwise).
-  return { host: url.hostname, port: Number(url.port || 6379), maxRetriesPerRequest: null };
-}
 
 export function bullmqSystem(setting: Setting): System {
   const id = `BullMQ.${setting}`;
@@ -37,11 +31,12 @@ export function bullmqSystem(setting: Setting): System {
     backend: "Redis",
     setting,
     peer: true,
+    roundTrip: "bullmq",
     settings: (concurrency) => ({ concurrency, ...(tuned ? { removeOnComplete: true } : {}) }),
 
     async open({ concurrency, onJob }) {
       const prefix = uniqueName("twbench_bull");
-      const queue = new Queue<Payload>(QUEUE, { connection: connection(), prefix, ...(tuned ? { defaultJobOptions: { removeOnComplete: true } } : {}) });
+      const queue = new Queue<Payload>(QUEUE, { connection: redisConnection(), prefix, ...(tuned ? { defaultJobOptions: { removeOnComplete: true } } : {}) });
       queue.on("error", (error) => reportProblem(id, `queue error: ${error.message.slice(0, 80)}`));
       await queue.waitUntilReady();
       let worker: Worker<Payload> | undefined;
@@ -62,7 +57,7 @@ export function bullmqSystem(setting: Setting): System {
             async (job) => {
               onJob(job.data);
             },
-            { connection: connection(), prefix, concurrency },
+            { connection: redisConnection(), prefix, concurrency },
           );
           worker.on("completed", () => completedEvents++);
           worker.on("failed", () => failedEvents++);

@@ -10,7 +10,8 @@
  *   --sustained-rate N        producer rate in jobs/s (default 2,000)
  *   --reps N                  repetitions (default 3)
  *   --systems a,b             only systems whose id contains one of these (e.g. tickwork,BullMQ.tuned)
- *   --workloads a,b           only these workloads: enqueue, run.c10, run.c50, latency, sustained
+ *   --workloads a,b           only these workloads: enqueue, enqueue.2k, enqueue.16k, run.c10, run.c50, run.c50.2k,
+ *                             run.c50.16k, latency, sustained, roundtrip
  *   --out DIR                 where to write peers-latest.{json,md}
  * A missed target is printed, never a failed exit; a measurement that throws becomes an error in
  * its row and sets a non-zero exit code.
@@ -32,7 +33,7 @@ import { sqliteWriteLimit } from "./sqlite-limit.js";
 import { tickworkSystem } from "./tickwork.js";
 import { adapterFor, problems } from "./workloads.js";
 
-const WORKLOADS: readonly WorkloadId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k", "latency", "sustained"];
+const WORKLOADS: readonly WorkloadId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k", "latency", "sustained", "roundtrip"];
 
 function parameters(): { p: Parameters; systems: string[] | undefined; workloads: WorkloadId[]; out: string | undefined } {
   const { values } = parseArgs({
@@ -69,6 +70,8 @@ function parameters(): { p: Parameters; systems: string[] | undefined; workloads
       sustainedConcurrency: 10,
       runBudgetSeconds: quick ? 10 : 30,
       latencyBudgetSeconds: quick ? 10 : 30,
+      roundTripSamples: quick ? 100 : 1_000,
+      roundTripConcurrency: 10,
       drainBudgetSeconds: quick ? 5 : 10,
       sqliteLimitTransactions: quick ? 5_000 : 50_000,
     },
@@ -107,6 +110,8 @@ function measureOnce(adapter: Adapter, workload: WorkloadId, p: Parameters): Pro
       return adapter.runN(p.jobs, 50, p.runBudgetSeconds * 1000, payloadBytes(workload));
     case "latency":
       return adapter.latency(p.latencySamples, p.latencyBudgetSeconds * 1000);
+    case "roundtrip":
+      return adapter.roundTrip(p.roundTripSamples, p.roundTripConcurrency, p.latencyBudgetSeconds * 1000);
     case "sustained":
       return adapter.sustained({ rate: p.sustainedRate, seconds: p.sustainedSeconds, concurrency: p.sustainedConcurrency, drainBudgetMs: p.drainBudgetSeconds * 1000 });
   }
@@ -114,7 +119,7 @@ function measureOnce(adapter: Adapter, workload: WorkloadId, p: Parameters): Pro
 
 function headline(workload: WorkloadId, f: FiguresByWorkload[WorkloadId]): string {
   if ("partial" in f && f.partial) return `${fmt(f.jobsPerSec)} jobs/s (partial: ${f.partial.ran} of ${f.partial.of})`;
-  if (workload === "latency" && "p99" in f && "samples" in f) return `p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms (${f.samples} samples)`;
+  if ((workload === "latency" || workload === "roundtrip") && "p99" in f && "samples" in f) return `p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms (${f.samples} samples)`;
   if ("keptUp" in f) return `${fmt(f.startRate)} started/s, backlog ${Math.round(f.backlogAtEnd)} at end, p99 ${fmt(f.p99)} ms${f.keptUp ? "" : ", fell behind"}`;
   if ("jobsPerSec" in f) return `${fmt(f.jobsPerSec)} jobs/s`;
   return "";
@@ -157,7 +162,8 @@ async function main(): Promise<void> {
   const results = Object.fromEntries(WORKLOADS.map((w) => [w, {}])) as Results;
   const sqliteLimit: number[] = [];
   const measureLimit = systems.some((s) => s.backend.startsWith("SQLite")) && workloads.some((w) => w.startsWith("run."));
-  const total = workloads.length * p.repetitions * adapters.length;
+  const measured = (w: WorkloadId) => (w === "roundtrip" ? adapters.filter((a) => a.system.roundTrip).length : adapters.length);
+  const total = workloads.reduce((n, w) => n + measured(w) * p.repetitions, 0);
   let done = 0;
   for (const workload of workloads) {
     const cells = results[workload] as Record<string, Cell<FiguresByWorkload[WorkloadId]>>;
@@ -170,6 +176,8 @@ async function main(): Promise<void> {
       const order = rep % 2 === 0 ? adapters : [...adapters].reverse();
       for (const adapter of order) {
         const id = adapter.system.id;
+        // Only systems that can await a job's result have a round trip to time.
+        if (workload === "roundtrip" && !adapter.system.roundTrip) continue;
         const cell = (cells[id] ??= { values: [], errors: [] });
         const prefix = `[${++done}/${total}] ${workload} rep ${rep + 1}/${p.repetitions} ${id}`;
         try {

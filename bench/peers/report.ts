@@ -5,7 +5,7 @@
 import { fmt, markdownTable, quantile, summarise, textTable, type MachineInfo, type Summary } from "../support.js";
 import type { EnqueueFigures, LatencyFigures, RunFigures, SustainedFigures, System } from "./adapter.js";
 
-export type WorkloadId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k" | "latency" | "sustained";
+export type WorkloadId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k" | "latency" | "sustained" | "roundtrip";
 type ThroughputId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k";
 const THROUGHPUT: readonly ThroughputId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k"];
 
@@ -24,6 +24,7 @@ export interface FiguresByWorkload {
   "run.c50.16k": RunFigures;
   latency: LatencyFigures;
   sustained: SustainedFigures;
+  roundtrip: LatencyFigures;
 }
 
 /** One system's repetitions of one workload: the figures of those that worked, the errors of the rest. */
@@ -46,6 +47,8 @@ export interface Parameters {
   sustainedConcurrency: number;
   runBudgetSeconds: number;
   latencyBudgetSeconds: number;
+  roundTripSamples: number;
+  roundTripConcurrency: number;
   drainBudgetSeconds: number;
   sqliteLimitTransactions: number;
 }
@@ -194,6 +197,33 @@ function latencyTable(report: Report): Table {
   };
 }
 
+function roundTripTable(report: Report): Table {
+  const p = report.parameters;
+  const cells = report.results.roundtrip;
+  const p99 = (system: System) => summary(cells[system.id], (f) => f.p99)?.median;
+  const best = bestPeer(report, p99, false);
+  const rows = report.systems
+    .filter((system) => system.roundTrip)
+    .map((system) => {
+      const cell = cells[system.id];
+      const pick = (k: "p50" | "p95" | "p99" | "max") => range(summary(cell, (f) => f[k]));
+      const samples = cell && cell.values.length ? String(Math.min(...cell.values.map((f) => f.samples))) : "";
+      return [rowName(system), system.backend, system.setting, samples, pick("p50"), pick("p95"), pick("p99"), pick("max"), ratio(p99(system), best?.value), errorNote(cell)];
+    });
+  return {
+    id: "roundtrip",
+    title: "Enqueue and await the result, worker in another process (ms)",
+    note:
+      `${p.roundTripSamples} jobs, one at a time, 2-4 ms apart, after a short warm-up: the producer enqueues a job and awaits its result (tickwork \`queue.enqueueAndWait\`, BullMQ \`job.waitUntilFinished\` with QueueEvents), ` +
+      `computed by a worker (concurrency ${p.roundTripConcurrency}) in a child process of its own; from just before the enqueue call until the result is back in the producer. ` +
+      `tickwork's waiter hears of the end by LISTEN/NOTIFY and reads the job once; BullMQ's by its events stream. graphile-worker and pg-boss cannot await a job's result (a caller would poll its row), so they have no row. ` +
+      `"vs best peer" is p99 over the best peer's p99 (lower is better)${best ? `; best peer: ${rowName(best.system)} ${best.system.setting}, p99 ${fmt(best.value)} ms` : ""}.`,
+    header: ["System", "Backend", "Setting", "samples", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
+    rows,
+    numeric: [3, 4, 5, 6, 7, 8],
+  };
+}
+
 function sustainedTable(report: Report): Table {
   const p = report.parameters;
   const cells = report.results.sustained;
@@ -232,6 +262,7 @@ export function tables(report: Report): Table[] {
   for (const id of THROUGHPUT) if (Object.keys(report.results[id]).length) out.push(throughputTable(report, id));
   if (Object.keys(report.results.latency).length) out.push(latencyTable(report));
   if (Object.keys(report.results.sustained).length) out.push(sustainedTable(report));
+  if (Object.keys(report.results.roundtrip).length) out.push(roundTripTable(report));
   return out;
 }
 

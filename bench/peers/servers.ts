@@ -11,6 +11,13 @@ import { DATABASE_URL } from "../fixtures.js";
 export { DATABASE_URL };
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
+/** BullMQ's connection options for the machine's Redis. */
+export function redisConnection() {
+  const url = new URL(REDIS_URL);
+  // Workers need maxRetriesPerRequest: null (BullMQ refuses blocking connections otherwise).
+  return { host: url.hostname, port: Number(url.port || 6379), maxRetriesPerRequest: null };
+}
+
 /** A schema or key prefix no other run (or earlier crashed run) uses. */
 export function uniqueName(prefix: string): string {
   return `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;

@@ -31,6 +31,7 @@ export function tickworkSystem(store: "PostgreSQL" | "SQLite", setting: Setting)
     backend: store === "PostgreSQL" ? "PostgreSQL" : "SQLite (file, WAL)",
     setting,
     peer: false,
+    ...(store === "PostgreSQL" ? { roundTrip: "tickwork" as const } : {}),
     settings: (concurrency) => ({ concurrency, ...(batchSize ? { batchSize } : {}) }),
 
     async open({ concurrency, onJob }) {

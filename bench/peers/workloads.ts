@@ -1,14 +1,16 @@
 /**
- * The four workloads, written once and driven through each system's primitives (`adapter.ts`), so
+ * The workloads, written once and driven through each system's primitives (`adapter.ts`), so
  * graphile-worker, pg-boss, BullMQ and tickwork are timed by the same lines of code:
  * 1. bulk enqueue: N jobs through the system's bulk API, `batch` per call, one call after another;
  * 2. run N: N jobs enqueued first (not timed), then timed from the call that starts the workers to
  *    the last job the system recorded completed (and, for reference, to the last handler call);
  * 3. latency: single jobs on an idle worker, one at a time, enqueue call to handler start;
- * 4. sustained: a producer at a fixed rate of single enqueues while the workers run them.
+ * 4. sustained: a producer at a fixed rate of single enqueues while the workers run them;
+ * 5. round trip: a producer awaits each job's result, computed by a worker in another process.
  * Every measurement opens a fresh namespace and removes it after, even when it throws.
  */
 import { deferred, now, payloadBody, quantile, sleep } from "../support.js";
+import { openRoundTrip } from "./round-trip.js";
 import type { Adapter, Instance, LatencyFigures, OpenOptions, Payload, RunFigures, SustainedFigures, System } from "./adapter.js";
 
 /** Warnings and errors the systems reported, by "system: what", so a figure that hid one is not taken as clean. */
@@ -147,6 +149,29 @@ export function adapterFor(system: System): Adapter {
         for (let i = 0; i < samples && now() < deadline; i++) latencies.push(await one(i));
         return { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95), p99: quantile(latencies, 0.99), max: Math.max(...latencies), samples: latencies.length };
       });
+    },
+
+    async roundTrip(samples, concurrency, budgetMs) {
+      if (!system.roundTrip) throw new Error(`${system.id} cannot await a job's result`);
+      const trip = await openRoundTrip(system.roundTrip, concurrency);
+      try {
+        const timed = async (n: number) => {
+          const t0 = now();
+          await trip.call(n);
+          return now() - t0;
+        };
+        const warmupEnd = now() + LATENCY_WARMUP.ms;
+        for (let i = 1; i <= LATENCY_WARMUP.samples && now() < warmupEnd; i++) await timed(-i);
+        const latencies: number[] = [];
+        const deadline = now() + budgetMs;
+        for (let i = 0; i < samples && now() < deadline; i++) {
+          latencies.push(await timed(i));
+          await sleep(2 + (i % 3)); // idle gaps of 2-4 ms, as in the latency workload
+        }
+        return { p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95), p99: quantile(latencies, 0.99), max: Math.max(...latencies), samples: latencies.length };
+      } finally {
+        await trip.close();
+      }
     },
 
     sustained({ rate, seconds, concurrency, drainBudgetMs }) {

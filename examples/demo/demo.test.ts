@@ -51,7 +51,7 @@ describe("npm start: the one-process demo", () => {
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && Object.values(seen).some((v) => !v)) {
       const metrics = await (await fetch(`${base}metrics`, { headers: auth })).text();
-      seen.succeeded ||= /tickwork_jobs_succeeded_total\{queue="payments"\} [1-9]/.test(metrics);
+      seen.succeeded ||= /tickwork_job_succeeded_total\{queue="payments"\} [1-9]/.test(metrics);
       seen.retried ||= /tickwork_job_retries_total\{queue="payments"\} [1-9]/.test(metrics);
       seen.callbacks ||= /tickwork_delivery_items_emitted_total\{delivery="account-extremes.hourly"\} [1-9]/.test(metrics) && /tickwork_delivery_retries_total\{delivery="account-extremes.hourly"\} [1-9]/.test(metrics);
       seen.backedOff ||= /tickwork_task_runs_total\{task="tenero-prices",outcome="backed_off"\} [1-9]/.test(metrics);

@@ -1,11 +1,14 @@
+import type { Hono } from "hono";
 import { exponential, type Clock, type Duration, type LogLevel, type LoggerOption, type Queue, type Tickwork } from "../../src/index.js";
 import { hostExample, type Hosting } from "../support/engine.js";
+import { createAdminApi } from "./admin.js";
 import type { AppDatabase } from "./database.js";
 import { CREATE_TABLES } from "./sql.js";
 import { paymentHandler, type PaymentEvent } from "./processor.js";
-import { scheduleDuePayments, type PaymentPayload, type ScheduleResult } from "./scheduler.js";
+import { runSummaryHandler, type PaymentRun } from "./runs.js";
+import { PAYMENTS_QUEUE, RUNS_QUEUE, scheduleDuePayments, type PaymentPayload, type RunPayload, type ScheduleResult, type ScheduledRun } from "./scheduler.js";
 
-export const PAYMENTS_QUEUE = "payments";
+export { PAYMENTS_QUEUE, RUNS_QUEUE } from "./scheduler.js";
 export const SCHEDULER_TASK = "schedule-payments";
 /** The seed's first attempt plus its five retries. */
 export const MAX_ATTEMPTS = 6;
@@ -29,16 +32,24 @@ export type SubscriptionsAppOptions = Hosting & {
    * default; the demo uses `{ every: "2s" }`. Keys make a repeated or missed run harmless.
    */
   schedulerCadence?: { cron: string } | { every: Duration };
-  /** Called with each scheduler run's counts. */
-  onScheduled?: (result: ScheduleResult) => void;
+  /** Called with each scheduler run's counts and batch. */
+  onScheduled?: (run: ScheduledRun) => void;
+  /** Called when a run's summary job has recorded its totals. */
+  onRunSummary?: (run: PaymentRun) => void;
+  /** How long the admin's "charge now" waits for the charge before answering 504; default "30s". */
+  chargeTimeout?: Duration;
 };
 
 export interface SubscriptionsApp {
   tw: Tickwork;
   db: AppDatabase;
   payments: Queue<PaymentPayload>;
+  /** Each run's summary job: records the run's totals once every payment of its batch ended. */
+  runs: Queue<RunPayload>;
   /** The scheduler, at the engine's current time. */
-  scheduleDuePayments(): Promise<ScheduleResult>;
+  scheduleDuePayments(): Promise<ScheduledRun>;
+  /** The operators' HTTP API ("charge now"): serve it with `listen` from admin.ts, or mount it in your app. */
+  admin: Hono;
   stop(): Promise<void>;
 }
 
@@ -54,22 +65,29 @@ export async function createSubscriptionsApp(options: SubscriptionsAppOptions): 
     timeout: "30s",
     retry: { maxAttempts: MAX_ATTEMPTS, backoff: exponential({ base: options.retryBase ?? "1m", factor: 2 }) },
   });
-  // Seed 004's scheduler as a periodic task: one process runs each slot, and the job keys
-  // (subscription and due date) make a missed, repeated or manual run enqueue nothing twice.
+  const runs = tw.queue<RunPayload>(RUNS_QUEUE, {
+    handler: runSummaryHandler({ db, now: () => tw.clock.now(), onSummary: options.onRunSummary }),
+    lease: "1m",
+  });
+  // Seed 004's scheduler as a periodic task: one process runs each slot, and the claims (one per
+  // subscription and due date) make a missed, repeated or manual run queue nothing twice.
   tw.task(SCHEDULER_TASK, {
     ...(options.schedulerCadence ?? { cron: "0 0 * * *" }),
-    run: async (ctx) => {
-      const result = await scheduleDuePayments({ db, payments, now: tw.clock.now() });
-      options.onScheduled?.(result);
+    run: async (ctx): Promise<ScheduleResult> => {
+      const { batch, ...counts } = await scheduleDuePayments({ db, tw, now: tw.clock.now() });
+      options.onScheduled?.({ ...counts, batch });
       if (ctx.missed > 0) ctx.logger.warn("subscriptions.scheduler_missed_runs", { missed: ctx.missed, note: "due subscriptions were caught up by this run" });
-      return result;
+      // The task's last result stays small: the counts, not the batch's job ids.
+      return counts;
     },
   });
   return {
     tw,
     db,
     payments,
-    scheduleDuePayments: () => scheduleDuePayments({ db, payments, now: tw.clock.now() }),
+    runs,
+    scheduleDuePayments: () => scheduleDuePayments({ db, tw, now: tw.clock.now() }),
+    admin: createAdminApi({ tw, db, payments, chargeTimeout: options.chargeTimeout ?? "30s" }),
     stop: () => host.close(),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Seed 004's subscription payments on tickwork, end to end and on real parts: a payment provider
  * that fails on purpose (real HTTP on 127.0.0.1), a SQLite file (or PostgreSQL), tickwork's queue
- * with retries. Runs for a bounded time, prints what happens and a summary, and exits.
+ * with retries, each run a batch with a summary job, and the admin API's "charge now" (real HTTP on
+ * 127.0.0.1). Runs for a bounded time, prints what happens and a summary, and exits.
  *
  *   npm run example:subscriptions                          # SQLite file in the OS temp dir, removed afterwards
  *   npm run example:subscriptions -- --db ./subscriptions.db
@@ -12,7 +13,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LogEvent, TimerHandle } from "../../src/index.js";
-import { createSubscriptionsApp, MAX_ATTEMPTS, PAYMENTS_QUEUE } from "./app.js";
+import { listen } from "./admin.js";
+import { createSubscriptionsApp, MAX_ATTEMPTS, PAYMENTS_QUEUE, RUNS_QUEUE } from "./app.js";
 import { describeTarget, type DatabaseTarget } from "./database.js";
 import { reply, startFakePaymentServer } from "./fake-payment-server.js";
 import type { PaymentEvent } from "./processor.js";
@@ -47,10 +49,11 @@ console.log(`payment server:  ${server.url} (fails ${Object.entries(FAILURES).ma
 console.log(`tickwork events: a plain function logger printing compact lines ("tickwork <event> ..."), level info`);
 console.log(`retries:         ${MAX_ATTEMPTS} attempts, ${[1, 2, 4, 8, 16].map((n) => `${n}s`).join(", ")} apart in this demo (base "${RETRY_BASE}");`);
 console.log(`                 production uses base "1m": 1, 2, 4, 8, 16 minutes, the seed's schedule`);
-console.log(`scheduler:       tw.task("schedule-payments"), every ${SCHEDULER_EVERY} here (production: cron "0 0 * * *", the seed's daily run)`);
-console.log("");
+console.log(`scheduler:       tw.task("schedule-payments"), every ${SCHEDULER_EVERY} here (production: cron "0 0 * * *", the seed's daily run);`);
+console.log(`                 each run is one tw.batch of payment jobs, and a summary job records its totals once every charge finished`);
 
 let schedulerRuns = 0;
+let summaries = 0;
 const subscriptionOf = new Map<string, string>();
 const processed: PaymentEvent[] = [];
 const tickworkEvents: LogEvent[] = [];
@@ -67,8 +70,13 @@ const app = await createSubscriptionsApp({
   },
   schedulerCadence: { every: SCHEDULER_EVERY },
   onScheduled: (r) => {
-    if (r.due || schedulerRuns++ === 0) say(`scheduler: ${r.due} due, ${r.enqueued} new job${r.enqueued === 1 ? "" : "s"}, ${r.alreadyQueued} already queued (skipped by key)`);
+    if (r.due || schedulerRuns++ === 0) say(`scheduler: ${r.due} due, ${r.enqueued} new job${r.enqueued === 1 ? "" : "s"}${r.batch ? ` in batch ${r.batch.id}` : ""}, ${r.alreadyQueued} already queued (skipped by their claims)`);
   },
+  onRunSummary: (run) => {
+    summaries++;
+    say(`= run ${run.id} finished: ${run.payments} payment(s), ${run.succeeded} charged (${money(run.amountCents)}), ${run.failed} failed, ${run.skipped} skipped`);
+  },
+  chargeTimeout: "10s",
   onPaymentEvent: (event) => {
     processed.push(event);
     subscriptionOf.set(event.jobId, event.subscriptionId);
@@ -76,13 +84,17 @@ const app = await createSubscriptionsApp({
   },
 });
 const { tw, db } = app;
+const admin = await listen(app.admin);
+console.log(`admin API:       ${admin.url}/admin/subscriptions/:id/charge (POST: "charge now", waits up to 10s for the charge)`);
+console.log("");
 
 // ---- seed -----------------------------------------------------------------------------------
 
 const now = tw.clock.now();
 /** The run waits for every subscription due by this time; seeding adds some that fall due during the run. */
 let horizon = now;
-if ((await countSubscriptions(db)) === 0) {
+const seeding = (await countSubscriptions(db)) === 0;
+if (seeding) {
   const seeded = seedSubscriptions(now);
   await insertSubscriptions(db, seeded);
   const dueNow = seeded.filter((s) => s.nextDueAt <= now && s.status !== "CANCELLED").length;
@@ -100,12 +112,12 @@ let checkTimer: TimerHandle | undefined;
 let finishing = false;
 const deadline = startedAt + args.seconds * 1000;
 
-/** Done when nothing due by the horizon is left unsettled and no payment job is pending or running. */
+/** Done when nothing due by the horizon is left unsettled and no payment or summary job is pending or running. */
 async function checkDone(): Promise<void> {
   if (finishing) return;
   try {
-    const [counts] = await tw.jobs.counts(PAYMENTS_QUEUE);
-    const live = (counts?.counts.pending ?? 0) + (counts?.counts.running ?? 0);
+    const counts = await tw.jobs.counts();
+    const live = counts.filter((c) => c.queue === PAYMENTS_QUEUE || c.queue === RUNS_QUEUE).reduce((n, c) => n + c.counts.pending + c.counts.running, 0);
     const unsettled = await countDue(db, horizon);
     if (live === 0 && unsettled === 0 && tw.clock.now() > horizon) return finish("all due payments are settled");
     if (Date.now() >= deadline) return finish(`time is up (${args.seconds}s) with ${live} payment job(s) pending or running and ${unsettled} due subscription(s) unpaid`);
@@ -119,6 +131,19 @@ process.once("SIGINT", () => void finish("interrupted"));
 // The first scheduler run is the task's first slot, within 2s; runNow starts at once.
 await tw.scheduler.runNow("schedule-payments");
 checkTimer = tw.clock.setTimeout(() => void checkDone(), 250);
+// Only on a fresh database: on a reused one, sub-19's next payment was charged ahead already.
+if (seeding) void chargeNow("sub-19");
+
+/** An operator's "charge now" through the admin API, for a subscription that is due only next week. */
+async function chargeNow(id: string): Promise<void> {
+  say(`admin: POST /admin/subscriptions/${id}/charge`);
+  try {
+    const response = await fetch(`${admin.url}/admin/subscriptions/${id}/charge`, { method: "POST" });
+    say(`admin: ${response.status} ${await response.text()}`);
+  } catch (error) {
+    say(`admin: charge now failed: ${firstLine(error)}`);
+  }
+}
 
 async function finish(why: string): Promise<void> {
   if (finishing) return;
@@ -128,6 +153,7 @@ async function finish(why: string): Promise<void> {
   const [counts] = await tw.jobs.counts(PAYMENTS_QUEUE);
   const payments = await listPayments(db);
   const subscriptions = await listSubscriptions(db);
+  await admin.close();
   await app.stop();
   await server.close();
   if (tempDir) rmSync(tempDir, { recursive: true, force: true });
@@ -147,6 +173,7 @@ function printSummary(counts: Record<string, number> | undefined, recordedCharge
     ["retries scheduled (job.retry_scheduled)", tickworkEvents.filter((e) => e.event === "job.retry_scheduled").length],
     ["failed permanently (job.failed)", tickworkEvents.filter((e) => e.event === "job.failed").length],
     ["payment jobs still pending or running", (counts?.pending ?? 0) + (counts?.running ?? 0)],
+    ["payment runs summarised (tw.batch + summary job)", summaries],
     ["charges made by the provider", server.stats.charges],
     ["duplicate charges prevented (key replayed)", server.stats.replayed],
     ["payments charged more than once", perPayment.filter((n) => n > 1).length],

@@ -1,6 +1,6 @@
 import { PermanentJobError, RetryAfterError, type JobContext, type JobHandler, type Job } from "../../src/index.js";
 import type { AppDatabase } from "./database.js";
-import type { PaymentPayload } from "./scheduler.js";
+import { paymentKey, type PaymentPayload } from "./scheduler.js";
 import { ADVANCE_DUE_DATE, INSERT_PAYMENT, MARK_PAST_DUE } from "./sql.js";
 import { getSubscription, nextDueDate } from "./subscriptions.js";
 
@@ -20,6 +20,14 @@ export interface PaymentProcessorDeps {
   onEvent?: (event: PaymentEvent) => void;
 }
 
+/**
+ * What a payment job returns (its `job.result`): what a caller awaiting it (the admin's "charge
+ * now") answers with, and what a run's summary job adds up.
+ */
+export type PaymentResult =
+  | { status: "charged"; jobId: string; subscriptionId: string; dueAt: number; chargeId: string; amountCents: number; replayed: boolean }
+  | { status: "skipped"; jobId: string; subscriptionId: string; dueAt: number; reason: string };
+
 interface ChargeResponse {
   id: string;
   amountCents: number;
@@ -30,20 +38,23 @@ interface ChargeResponse {
  * Seed 004's "processor", as the `payments` queue's handler: one attempt at one payment. The seed's
  * retry bookkeeping (retryCount, nextRetryAt, PENDING/SUCCESS/FAILED) is tickwork's job now; the
  * handler only says how the attempt went:
- * - returns: paid (the payment is recorded and the subscription's due date moved on);
+ * - returns a PaymentResult: paid (the payment is recorded and the subscription's due date moved
+ *   on), or skipped (nothing left to charge);
  * - throws `RetryAfterError`: the provider said when to come back (429 with `Retry-After`);
  * - throws `PermanentJobError`: retrying cannot help (402 card declined, other 4xx);
  * - throws anything else: retried on the queue's backoff until `maxAttempts`.
  *
- * The job id is the provider's idempotency key. A job that runs again after its charge went
- * through (the answer was lost, or the process died before recording it) gets the original charge
- * back instead of charging twice.
+ * The provider's idempotency key is the payment's: subscription and due date (`paymentKey`). A job
+ * that runs again after its charge went through (the answer was lost, or the process died before
+ * recording it) gets the original charge back instead of charging twice, and so does a second job
+ * for the same payment (the admin's "charge now" while the night's run still holds one): jobs of a
+ * batch carry no dedupe key, so the job id could not be the payment's identity.
  */
 export function paymentHandler(deps: PaymentProcessorDeps): JobHandler<PaymentPayload> {
   const { db, paymentsUrl } = deps;
   const emit = deps.onEvent ?? (() => {});
 
-  return async (job, ctx) => {
+  return async (job, ctx): Promise<PaymentResult> => {
     const p = job.payload;
     const subscription = await getSubscription(db, p.subscriptionId);
     // Cancelled or marked past due after this job was queued, or this due date is already paid (a
@@ -55,14 +66,14 @@ export function paymentHandler(deps: PaymentProcessorDeps): JobHandler<PaymentPa
       : null;
     if (skip || !subscription) {
       emit({ type: "skipped", jobId: job.id, subscriptionId: p.subscriptionId, reason: skip ?? "" });
-      return { skipped: skip };
+      return { status: "skipped", jobId: job.id, subscriptionId: p.subscriptionId, dueAt: p.dueAt, reason: skip ?? "" };
     }
 
     let response: Response;
     try {
       response = await fetch(`${paymentsUrl}/charges`, {
         method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": job.id },
+        headers: { "content-type": "application/json", "idempotency-key": paymentKey(p.subscriptionId, p.dueAt) },
         body: JSON.stringify({ subscriptionId: p.subscriptionId, payer: p.payer, amountCents: p.amountCents, dueAt: p.dueAt }),
         signal: ctx.signal,
       });
@@ -83,7 +94,7 @@ export function paymentHandler(deps: PaymentProcessorDeps): JobHandler<PaymentPa
         { sql: ADVANCE_DUE_DATE, params: [p.subscriptionId, p.dueAt, nextDueAt] },
       ]);
       emit({ type: "charged", jobId: job.id, subscriptionId: p.subscriptionId, attempt: ctx.attempt, chargeId: charge.id, amountCents: charge.amountCents, replayed: charge.replayed, nextDueAt });
-      return { chargeId: charge.id, replayed: charge.replayed };
+      return { status: "charged", jobId: job.id, subscriptionId: p.subscriptionId, dueAt: p.dueAt, chargeId: charge.id, amountCents: charge.amountCents, replayed: charge.replayed };
     }
 
     const reason = `${response.status} ${await errorCode(response)}`;

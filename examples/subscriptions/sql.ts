@@ -27,6 +27,25 @@ export const CREATE_TABLES = [
      paid_at          BIGINT  NOT NULL,
      UNIQUE (subscription_id, due_at)
    )`,
+  // Which payments a run (or the admin's "charge now") has queued: the jobs of a batch take no
+  // dedupe key, so this claim is what keeps a second run from queueing a payment twice.
+  `CREATE TABLE IF NOT EXISTS payment_claims (
+     subscription_id  TEXT    NOT NULL,
+     due_at           BIGINT  NOT NULL,
+     claimed_at       BIGINT  NOT NULL,
+     PRIMARY KEY (subscription_id, due_at)
+   )`,
+  // One row per payment run, written by its summary job once every charge of the run finished.
+  `CREATE TABLE IF NOT EXISTS payment_runs (
+     id               TEXT    PRIMARY KEY,
+     started_at       BIGINT  NOT NULL,
+     finished_at      BIGINT  NOT NULL,
+     payments         INTEGER NOT NULL,
+     succeeded        INTEGER NOT NULL,
+     skipped          INTEGER NOT NULL,
+     failed           INTEGER NOT NULL,
+     amount_cents     BIGINT  NOT NULL
+   )`,
 ];
 
 export const INSERT_SUBSCRIPTION = `
@@ -70,3 +89,34 @@ export const CANCEL_SUBSCRIPTION = `UPDATE subscriptions SET status = 'CANCELLED
 
 export const LIST_PAYMENTS = `
   SELECT charge_id, subscription_id, due_at, amount_cents, job_id, attempt, paid_at FROM payments ORDER BY subscription_id, due_at`;
+
+/**
+ * Claims the payments of one page of due subscriptions for a run: `$1` is now, `$2` the time before
+ * which a claim is stale, then `(subscription_id, due_at)` pairs from `$3`. Returns the pairs this
+ * statement claimed: new ones, and stale ones (a run that died between its claim and its batch). One
+ * statement, so two runs at once claim each payment once (SQLite serialises writes; PostgreSQL's
+ * second upsert waits for the first's row lock, then finds the claim fresh).
+ */
+export function claimPayments(pairs: number): string {
+  const rows = Array.from({ length: pairs }, (_, i) => `($${3 + 2 * i}, $${4 + 2 * i}, $1)`);
+  return `
+  INSERT INTO payment_claims (subscription_id, due_at, claimed_at) VALUES ${rows.join(", ")}
+  ON CONFLICT (subscription_id, due_at) DO UPDATE SET claimed_at = excluded.claimed_at
+  WHERE payment_claims.claimed_at < $2
+  RETURNING subscription_id, due_at`;
+}
+
+/** The admin's "charge now" claims its payment whatever a run did, so no later run queues it again. */
+export const CLAIM_PAYMENT_NOW = `
+  INSERT INTO payment_claims (subscription_id, due_at, claimed_at) VALUES ($1, $2, $3)
+  ON CONFLICT (subscription_id, due_at) DO UPDATE SET claimed_at = excluded.claimed_at`;
+
+/** A run's totals; a summary job that runs twice (a crash before it was marked done) writes its row again. */
+export const RECORD_RUN = `
+  INSERT INTO payment_runs (id, started_at, finished_at, payments, succeeded, skipped, failed, amount_cents)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+  ON CONFLICT (id) DO UPDATE SET finished_at = excluded.finished_at, payments = excluded.payments,
+    succeeded = excluded.succeeded, skipped = excluded.skipped, failed = excluded.failed, amount_cents = excluded.amount_cents`;
+
+export const LIST_RUNS = `
+  SELECT id, started_at, finished_at, payments, succeeded, skipped, failed, amount_cents FROM payment_runs ORDER BY started_at, id`;

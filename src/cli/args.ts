@@ -28,7 +28,7 @@ export const CONFIG_OPTION: OptionSpecs = {
   config: { type: "string", value: "<file>", description: "the config module (default: $TICKWORK_CONFIG, else ./tickwork.config.{ts,mts,js,mjs})" },
 };
 
-export const JSON_OPTION: OptionSpecs = { json: { type: "boolean", description: "print JSON instead of a table" } };
+export const JSON_OPTION: OptionSpecs = { json: { type: "boolean", description: "print JSON instead of a table, and the engine's warnings as JSON lines" } };
 
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "critical"];
 
@@ -40,19 +40,48 @@ export const LOG_LEVEL_OPTION: OptionSpecs = {
 export function parse(command: string, argv: string[], specs: OptionSpecs): Parsed {
   const options = Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, spec.short ? { type: spec.type, short: spec.short } : { type: spec.type }]));
   try {
-    const { values, positionals } = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
+    const { values, positionals } = parseArgs({ args: joinNegativeValues(argv, specs), options, strict: true, allowPositionals: true });
     return { values: values as Parsed["values"], positionals };
   } catch (error) {
-    throw new UsageError(parseProblem(error), command);
+    throw new UsageError(parseProblem(error, argv), command);
   }
 }
 
+const NEGATIVE_NUMBER = /^-\d/;
+
+/**
+ * `--limit -5`: Node refuses a value that starts with a dash as ambiguous, and the user would be told
+ * the wrong thing. A negative number cannot be an option, so it is taken as the value, and the command
+ * then says why it is out of range.
+ */
+function joinNegativeValues(argv: string[], specs: OptionSpecs): string[] {
+  const takesValue = new Set(Object.entries(specs).flatMap(([name, spec]) => (spec.type === "string" ? [`--${name}`, ...(spec.short ? [`-${spec.short}`] : [])] : [])));
+  const joined: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (takesValue.has(arg) && next !== undefined && NEGATIVE_NUMBER.test(next)) {
+      joined.push(arg.startsWith("--") ? `${arg}=${next}` : `${arg}${next}`);
+      i++;
+    } else joined.push(arg);
+  }
+  return joined;
+}
+
 /** Node's messages, shortened: they suggest `--` for positionals, which no command here takes. */
-function parseProblem(error: unknown): string {
+function parseProblem(error: unknown, argv: string[]): string {
   const { code, message } = error as { code?: string; message: string };
   const option = /'(-[^' ]+)/.exec(message)?.[1] ?? "";
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return `unknown option ${option}`;
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") return message.includes("argument missing") ? `${option} needs a value` : `${option} takes no value`;
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    if (message.includes("argument missing")) return `${option} needs a value`;
+    if (message.includes("ambiguous")) {
+      // The value looks like an option: most often the value was left out.
+      const next = argv[argv.indexOf(option) + 1];
+      return `${option} needs a value, got the option ${next ?? "?"} (a value that starts with a dash is written ${option.startsWith("--") ? `${option}=-x` : `${option}-x`})`;
+    }
+    return `${option} takes no value`;
+  }
   return message;
 }
 

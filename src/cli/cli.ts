@@ -6,7 +6,8 @@ import { migrateCommand } from "./commands/migrate.js";
 import { queuesPauseCommand, queuesResumeCommand, queuesStatusCommand } from "./commands/queues.js";
 import { startCommand } from "./commands/start.js";
 import { statusCommand } from "./commands/status.js";
-import { tasksPauseCommand, tasksResumeCommand, tasksRunCommand } from "./commands/tasks.js";
+import { tasksListCommand, tasksPauseCommand, tasksResumeCommand, tasksRunCommand } from "./commands/tasks.js";
+import { topCommand } from "./commands/top.js";
 import { EXIT_OK, EXIT_USAGE, UsageError, exitCodeOf, messageOf } from "./errors.js";
 import { note, print } from "./output.js";
 
@@ -14,12 +15,14 @@ const COMMANDS: Command[] = [
   startCommand,
   migrateCommand,
   statusCommand,
+  topCommand,
   jobsListCommand,
   jobsRetryCommand,
   jobsCancelCommand,
   queuesPauseCommand,
   queuesResumeCommand,
   queuesStatusCommand,
+  tasksListCommand,
   tasksRunCommand,
   tasksPauseCommand,
   tasksResumeCommand,
@@ -27,8 +30,10 @@ const COMMANDS: Command[] = [
 const GROUPS: Record<string, string> = {
   jobs: "look at jobs, retry or cancel them",
   queues: "pause and resume queues (or groups of them) in every process, and see their flow control",
-  tasks: "run, pause and resume periodic tasks",
+  tasks: "list, run, pause and resume periodic tasks",
 };
+/** The subcommand a group runs when none is named: `tickwork tasks` lists the tasks. */
+const GROUP_DEFAULTS: Record<string, string> = { tasks: "list" };
 
 /** Runs one command line and returns the exit code; every error becomes one line on stderr. */
 export async function runCli(argv: string[]): Promise<number> {
@@ -54,9 +59,14 @@ async function dispatch(argv: string[]): Promise<number> {
   let rest = argv.slice(1);
   if (first in GROUPS) {
     if (second === "--help" || second === "-h") return printed(groupHelp(first));
-    if (second === undefined || second.startsWith("-")) throw new UsageError(`missing the subcommand: ${subcommands(first).join(", ")}`, first);
-    name = `${first} ${second}`;
-    rest = argv.slice(2);
+    const fallback = GROUP_DEFAULTS[first];
+    if ((second === undefined || second.startsWith("-")) && fallback !== undefined) {
+      name = `${first} ${fallback}`;
+    } else {
+      if (second === undefined || second.startsWith("-")) throw new UsageError(`missing the subcommand: ${subcommands(first).join(", ")}`, first);
+      name = `${first} ${second}`;
+      rest = argv.slice(2);
+    }
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command && first in GROUPS) throw new UsageError(`unknown subcommand "${second}" (${first} has ${subcommands(first).join(", ")})`, first);
@@ -100,7 +110,9 @@ function mainHelp(): string {
 
 function groupHelp(group: string): string {
   const commands = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
-  return [`Usage: tickwork ${group} <${subcommands(group).join("|")}> [options]`, "", `${GROUPS[group]}:`, ...commandList(commands), "", `See tickwork ${group} <command> --help.`, ""].join("\n");
+  const fallback = GROUP_DEFAULTS[group];
+  const alone = fallback === undefined ? [] : [`\`tickwork ${group}\` alone runs \`tickwork ${group} ${fallback}\`.`];
+  return [`Usage: tickwork ${group} <${subcommands(group).join("|")}> [options]`, "", `${GROUPS[group]}:`, ...commandList(commands), "", ...alone, `See tickwork ${group} <command> --help.`, ""].join("\n");
 }
 
 function version(): string {

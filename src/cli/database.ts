@@ -8,6 +8,8 @@ import { CommandFailure, UsageError } from "./errors.js";
 
 export const DEFAULT_DB = "./tickwork.db";
 const POSTGRES_URL = /^postgres(ql)?:\/\//;
+/** Any `scheme://`; a Windows path (C:\Users\...) has no double slash after its colon. */
+const URL_SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//;
 /**
  * PostgreSQL cuts identifiers to 63 bytes without a word (two long names would meet), and the
  * schema travels in the connection's options, where whitespace would split it.
@@ -21,6 +23,12 @@ const MAX_SCHEMA_BYTES = 63;
  */
 export function parseDatabase(db: string, schema: string | undefined, command: string): ConfigDatabase {
   if (db === "") throw new UsageError("--db is empty: give an SQLite file path or a postgres:// URL", command);
+  const scheme = URL_SCHEME.exec(db)?.[1];
+  if (scheme !== undefined && !POSTGRES_URL.test(db)) {
+    // Taken as a path, "mysql://host/db" would become an SQLite file in a folder named "mysql:".
+    const hint = /^(sqlite3?|file)$/i.test(scheme) ? "an SQLite database is given by its file path, e.g. --db ./tickwork.db" : "give an SQLite file path or a postgres:// URL";
+    throw new UsageError(`--db ${redact(db)}: the scheme "${scheme}://" is not supported: ${hint}`, command);
+  }
   if (!POSTGRES_URL.test(db)) {
     if (schema !== undefined) throw new UsageError(`--schema applies to PostgreSQL only, and --db ${db} is an SQLite file`, command);
     return { kind: "sqlite", path: db };

@@ -8,10 +8,24 @@ import type { ServeOptions } from "../server/index.js";
 /** The database the command runs on (`--db`), so `setup` can keep the app's own tables beside tickwork's. */
 export type ConfigDatabase = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string; schema?: string };
 
+/**
+ * Why the command line opened the engine: `serve` (`tickwork start`: workers, tasks and the server
+ * run), `operate` (a command that changes something: `tasks run`, `jobs retry`, `queues pause`...) or
+ * `inspect` (a command that only reads: `status`, `jobs list`, `tasks`, `queues status`, `top`).
+ */
+export type ConfigPurpose = "serve" | "operate" | "inspect";
+
 export interface ConfigContext {
   database: ConfigDatabase;
   /** The command loading the config: `start`, `status`, `jobs list`, `tasks run`... */
   command: string;
+  /**
+   * Why the engine was opened. Every command runs `setup` so that what it declares (queues, tasks) is
+   * known, but only `serve` lets it write to tickwork's database: under `operate` and `inspect`, an
+   * enqueue (or any other write) from setup is refused and the command exits 2 naming it. Guard the
+   * app's own side effects (seeding its tables, opening listeners) on `purpose === "serve"` too.
+   */
+  purpose: ConfigPurpose;
 }
 
 /** Undoes what `setup` opened (connections, clients); runs after the engine has stopped. */

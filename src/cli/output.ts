@@ -35,3 +35,16 @@ export function firstLine(text: string | null | undefined, max = 80): string {
   const line = text.split("\n")[0] ?? "";
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
+
+/**
+ * An engine event as one line of text: its time (ISO, UTC), level and name, then its
+ * fields as key=value, a value quoted as JSON when it is not a plain word (so a stack stays on one line).
+ */
+export function eventLine(event: { event: string; level: string; time: number; [field: string]: unknown }): string {
+  const { event: name, level, time: at, ...fields } = event;
+  const stamp = Number.isFinite(at) ? new Date(at).toISOString() : "-";
+  const pairs = Object.entries(fields)
+    .filter(([, value]) => value !== undefined)
+    .map(([key, value]) => `${key}=${typeof value === "string" && /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value)}`);
+  return [stamp, level.padEnd(5), name, ...pairs].join(" ");
+}

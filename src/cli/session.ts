@@ -1,11 +1,13 @@
 import { createTickwork, type Tickwork, type TickworkOptions } from "../tickwork.js";
 import type { LogEvent, LoggerOption } from "../core/logger.js";
 import type { Store } from "../store/store.js";
-import { logLevelOption, stringOption, type Parsed } from "./args.js";
+import { flag, logLevelOption, stringOption, type Parsed } from "./args.js";
 import { findConfig, loadConfig, type LoadedConfig } from "./config.js";
 import { DEFAULT_DB, openStore, parseDatabase } from "./database.js";
-import type { ConfigDatabase, ConfigTeardown } from "./define-config.js";
+import type { ConfigContext, ConfigDatabase, ConfigPurpose, ConfigTeardown } from "./define-config.js";
 import { CommandFailure, ConfigError, UsageError, isInputError, messageOf } from "./errors.js";
+import { eventLine } from "./output.js";
+import { WriteRefused, guardWrites } from "./write-guard.js";
 
 /** An engine opened for one command, with the config's queues, tasks and setup applied. */
 export interface Session {
@@ -22,10 +24,14 @@ export interface SessionOptions {
   /** From `configOf`: loaded before the session, so that a bad config fails before the database is touched. */
   config: LoadedConfig | undefined;
   /**
-   * `start`: may create the database, migrates it, and sends events to the config's sink or stdout.
-   * `command`: a one-shot command on an existing, migrated database; events of `warn` and up to stderr.
+   * `serve` (`start`): may create the database, migrates it, lets setup write, and sends events to the
+   * config's sink, else to stdout. `operate` and `inspect`: a one-shot command on an existing, migrated
+   * database, with events of `warn` and up on stderr; setup's writes are refused, and under `inspect`
+   * every write of the command itself too. Events are text lines, or JSON lines with --json.
    */
-  mode: "start" | "command";
+  purpose: ConfigPurpose;
+  /** Where events go instead, over the config's logger too: `top` owns the terminal and shows them itself. */
+  events?: (event: LogEvent) => void;
 }
 
 export function databaseOf(parsed: Parsed, command: string): ConfigDatabase {
@@ -42,23 +48,30 @@ export async function configOf(parsed: Parsed, command: string, need: "required"
 
 /**
  * Opens the store, creates the engine, declares the config's queues and tasks and runs its setup.
+ * Setup runs with the store's writes refused unless the purpose is `serve`, and an `inspect` command
+ * keeps them refused to its end: whatever a config does, a read-only command writes nothing.
  * One-shot commands also get a producer handle for every queue that has jobs in the store, so
  * `--queue` works without the config that declares it.
  */
 export async function openSession(parsed: Parsed, options: SessionOptions): Promise<Session> {
-  const database = databaseOf(parsed, options.command);
-  const logLevel = logLevelOption(parsed, options.command);
-  const { config } = options;
-  const store = openStore(database, { create: options.mode === "start" });
+  const { command, config, purpose } = options;
+  const database = databaseOf(parsed, command);
+  const logLevel = logLevelOption(parsed, command);
+  const serving = purpose === "serve";
+  const guard = guardWrites(openStore(database, { create: serving }));
+  const store = guard.store;
   let tw: Tickwork | undefined;
   let teardown: ConfigTeardown | undefined;
   try {
-    if (options.mode === "command") await requireMigrated(store);
-    tw = await createEngine(store, config, options.mode, logLevel);
-    teardown = await applyConfig(tw, config, { database, command: options.command });
-    if (options.mode === "command") await declareStoredQueues(tw);
+    if (!serving) await requireMigrated(store);
+    tw = await createEngine(store, config, { purpose, logLevel, json: flag(parsed, "json"), events: options.events });
+    guard.refusing = !serving;
+    teardown = await applyConfig(tw, config, { database, command, purpose });
+    guard.refusing = purpose === "inspect";
+    if (!serving) await declareStoredQueues(tw);
   } catch (error) {
     // The error that stopped the start is the one to report, not a later one while cleaning up.
+    guard.refusing = false;
     await (tw ? tw.stop() : store.close()).catch(() => {});
     await Promise.resolve(teardown?.()).catch(() => {});
     throw error;
@@ -84,16 +97,26 @@ async function requireMigrated(store: Store): Promise<void> {
   if (current < latest) throw new CommandFailure(`the database schema is at version ${current} and this tickwork needs ${latest}: run \`tickwork migrate\``);
 }
 
-async function createEngine(store: Store, config: LoadedConfig | undefined, mode: SessionOptions["mode"], logLevel: TickworkOptions["logLevel"]): Promise<Tickwork> {
+interface EngineChoices {
+  purpose: ConfigPurpose;
+  logLevel: TickworkOptions["logLevel"];
+  /** --json: events as JSON lines, else as text lines. */
+  json: boolean;
+  events: SessionOptions["events"];
+}
+
+async function createEngine(store: Store, config: LoadedConfig | undefined, { purpose, logLevel, json, events }: EngineChoices): Promise<Tickwork> {
   const engine = config?.engine ?? {};
+  const serving = purpose === "serve";
   const options: TickworkOptions = {
     ...engine,
     store,
-    migrate: mode === "start",
+    migrate: serving,
     // `start` stops on SIGTERM and SIGINT itself: it also closes the server and runs the teardown.
     handleSignals: false,
-    logLevel: logLevel ?? (engine.logLevel as TickworkOptions["logLevel"]) ?? (mode === "start" ? "info" : "warn"),
-    logger: (engine.logger as LoggerOption | undefined) ?? (mode === "command" ? stderrEvents : undefined),
+    logLevel: logLevel ?? (engine.logLevel as TickworkOptions["logLevel"]) ?? (serving ? "info" : "warn"),
+    // `start --json` keeps the engine's own default, JSON lines on stdout.
+    logger: events ?? (engine.logger as LoggerOption | undefined) ?? (serving ? (json ? undefined : stdoutText) : commandEvents(json)),
   };
   try {
     return await createTickwork(options);
@@ -103,16 +126,21 @@ async function createEngine(store: Store, config: LoadedConfig | undefined, mode
   }
 }
 
+/** `tickwork start`'s events, one text line each on stdout. */
+const stdoutText = { name: "text lines (stdout)", write: (event: LogEvent) => void process.stdout.write(`${eventLine(event)}\n`) };
+
 /**
- * A one-shot command's events: warnings and worse, as JSON lines on stderr, where they do not mix
- * with the command's output. The start-up statement is left out: the command itself says which
- * database it works on, and it would otherwise open every `tickwork status`.
+ * A one-shot command's events: warnings and worse, on stderr, where they do not mix with the
+ * command's output; text lines, or JSON lines with --json. The start-up statement is left out: the
+ * command itself says which database it works on, and it would otherwise open every `tickwork status`.
  */
-function stderrEvents(event: LogEvent): void {
-  if (event.event !== "engine.started") process.stderr.write(`${JSON.stringify(event)}\n`);
+function commandEvents(json: boolean): (event: LogEvent) => void {
+  return (event) => {
+    if (event.event !== "engine.started") process.stderr.write(`${json ? JSON.stringify(event) : eventLine(event)}\n`);
+  };
 }
 
-async function applyConfig(tw: Tickwork, config: LoadedConfig | undefined, context: { database: ConfigDatabase; command: string }): Promise<ConfigTeardown | undefined> {
+async function applyConfig(tw: Tickwork, config: LoadedConfig | undefined, context: ConfigContext): Promise<ConfigTeardown | undefined> {
   if (!config) return undefined;
   const declare = (what: () => void) => {
     try {
@@ -129,10 +157,30 @@ async function applyConfig(tw: Tickwork, config: LoadedConfig | undefined, conte
     result = await config.setup(tw, context);
   } catch (error) {
     if (isInputError(error)) throw new ConfigError(config.file, `setup: ${error.message}`);
+    const refused = refusal(error);
+    if (refused) throw refusedInSetup(config.file, refused, context);
     throw new CommandFailure(`config ${config.file}: setup failed: ${messageOf(error)}`);
   }
   if (result === undefined || typeof result === "function") return result as ConfigTeardown | undefined;
   throw new ConfigError(config.file, `setup returned ${typeof result === "object" ? "an object" : String(result)}: return nothing, or a teardown function`);
+}
+
+/** The refused write behind an error, also when setup wrapped it in an error of its own. */
+function refusal(error: unknown): WriteRefused | undefined {
+  let e: unknown = error;
+  for (let depth = 0; depth < 10 && e instanceof Error; depth++) {
+    if (e instanceof WriteRefused) return e;
+    e = e.cause;
+  }
+  return undefined;
+}
+
+/** A config whose setup writes outside `tickwork start`: the contract is broken, so exit 2, saying how to keep it. */
+function refusedInSetup(file: string, error: WriteRefused, { command, purpose }: ConfigContext): ConfigError {
+  return new ConfigError(
+    file,
+    `setup wrote to the database, ${error.operation}, under \`tickwork ${command}\`, which runs it with context.purpose "${purpose}": setup may write only when context.purpose is "serve" (tickwork start); nothing was written`,
+  );
 }
 
 async function declareStoredQueues(tw: Tickwork): Promise<void> {

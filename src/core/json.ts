@@ -155,3 +155,23 @@ function tooDeep(value: unknown): string {
   }
   return `it is nested more than ${MAX_JSON_DEPTH} levels deep`;
 }
+
+/**
+ * The UTF-8 length of JSON text in bytes, counted without encoding it: 1 byte per ASCII character, 2
+ * up to U+07FF, 3 for the rest of the BMP, 4 for a surrogate pair. JSON.stringify writes a lone
+ * surrogate as an ASCII escape, so every high surrogate here starts a pair.
+ */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      // The pair's two characters, counted 2, are 4 bytes.
+      i++;
+      bytes += 2;
+    } else bytes += 2;
+  }
+  return bytes;
+}

@@ -103,8 +103,23 @@ export function atomically<T>(db: SqlDb, statements: number, body: SqlBody<T>): 
 }
 
 export function sqliteSqlDb(db: SqliteExecutor, maxParams: number): SqlDb {
+  const all = sqliteDollarRunner(db);
+  const tx = sqlTx(maxParams);
+  return {
+    maxParams,
+    query: async <T>(sql: string, params: readonly unknown[] = []) => all<T>(sql, params),
+    transaction: async (body) => db.transaction(() => runBodySync(body(tx), (s) => all(s.sql, s.params))),
+  };
+}
+
+/**
+ * Runs a statement written with PostgreSQL's `$n` placeholders on SQLite, synchronously: each `$n`
+ * becomes `?`, its value laid out where it appears. For a body driven inside a transaction the
+ * caller already holds (runBodySync).
+ */
+export function sqliteDollarRunner(db: SqliteExecutor): <T>(sql: string, params: readonly unknown[]) => T[] {
   const translated = new Map<string, { text: string; order: number[] }>();
-  const all = <T>(sql: string, params: readonly unknown[]): T[] => {
+  return <T>(sql: string, params: readonly unknown[]): T[] => {
     let t = translated.get(sql);
     if (!t) {
       const order: number[] = [];
@@ -115,11 +130,5 @@ export function sqliteSqlDb(db: SqliteExecutor, maxParams: number): SqlDb {
       translated.set(sql, (t = { text, order }));
     }
     return db.all<T>(t.text, t.order.map((i) => params[i] as SqlValue));
-  };
-  const tx = sqlTx(maxParams);
-  return {
-    maxParams,
-    query: async <T>(sql: string, params: readonly unknown[] = []) => all<T>(sql, params),
-    transaction: async (body) => db.transaction(() => runBodySync(body(tx), (s) => all(s.sql, s.params))),
   };
 }

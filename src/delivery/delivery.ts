@@ -7,6 +7,7 @@ import type { Logger } from "../core/logger.js";
 import { MAX_DURATION_MS, MAX_INDEXED_TEXT, checkText } from "../core/bounds.js";
 import { toInstant } from "../core/time.js";
 import { callWithTimeout } from "../core/timeout.js";
+import { SPAN_KIND, inSpan, messagingAttributes, type TraceAttributes, type TracerLike } from "../core/tracing.js";
 import type { DeliveryConfig, DeliveryItem, DeliveryMessage } from "./options.js";
 import type { DeliveryCounts, DeliveryOutcomes, DeliveryRow, DeliveryStore } from "./store.js";
 
@@ -46,6 +47,8 @@ export interface DeliveryDeps {
   clock: Clock;
   logger: Logger;
   wake: () => void;
+  /** Each send gets a span, when the engine traces. */
+  tracer?: TracerLike;
 }
 
 /** Delivery ids are UUIDs (36 characters); anything this long is no id of ours. */
@@ -223,7 +226,19 @@ export class Delivery<T = unknown> {
     return moved;
   }
 
-  private async sendOne(row: DeliveryRow): Promise<unknown> {
+  /**
+   * One send; with a tracer, in a `deliver <delivery>` span (the messaging conventions' send, a
+   * producer span) of a trace of its own, failed when the send throws or times out.
+   */
+  private sendOne(row: DeliveryRow): Promise<unknown> {
+    const { tracer } = this.deps;
+    if (!tracer) return this.send(row);
+    const attributes: TraceAttributes = { ...messagingAttributes("send", "deliver", this.name), "messaging.message.id": row.id, "tickwork.delivery.attempt": row.attempts + 1 };
+    if (row.key !== null) attributes["tickwork.delivery.key"] = row.key;
+    return inSpan(tracer, `deliver ${this.name}`, { kind: SPAN_KIND.PRODUCER, root: true, attributes }, () => this.send(row));
+  }
+
+  private async send(row: DeliveryRow): Promise<unknown> {
     const message = this.message(row);
     return callWithTimeout(this.deps.clock, this.config.timeout, (signal) =>
       this.config.send(message as DeliveryMessage<unknown>, { signal, now: this.deps.clock.now(), logger: this.deps.logger }),

@@ -6,6 +6,7 @@ import { InvalidInputError, errorText } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { callWithTimeout } from "../core/timeout.js";
+import { SPAN_KIND, inSpan, messagingAttributes, type TracerLike } from "../core/tracing.js";
 import { EmptyStateError } from "./errors.js";
 import { isEmptyState, type FanoutConfig, type FanoutTarget } from "./options.js";
 import { DEFAULT_RECONCILE_MS, parseReconcilePlan, type ReconcilePlanMs } from "./reconcile.js";
@@ -52,6 +53,8 @@ export interface FanoutDeps {
   wake: () => void;
   /** Whether a periodic task of this name is defined, for a chooser's `{ after }` plan; unchecked without it. */
   knowsTask?: (task: string) => boolean;
+  /** Each push gets a span, when the engine traces. */
+  tracer?: TracerLike;
 }
 
 /**
@@ -155,11 +158,10 @@ export class Fanout<S = unknown> {
     const batch = due.slice(0, granted);
     const payloads = new Map<string, unknown>();
     for (const [group, def] of Object.entries(this.config.groups)) payloads.set(group, def.project ? def.project(state) : state);
-    const outcomes = await Promise.allSettled(
-      batch.map((t) =>
-        callWithTimeout(clock, this.config.timeout, (signal) => this.config.send(t.target, payloads.get(t.group), { group: t.group, version, signal, now: clock.now(), logger })),
-      ),
-    );
+    const push = (t: ResolvedTarget<FanoutTarget>) =>
+      callWithTimeout(clock, this.config.timeout, (signal) => this.config.send(t.target, payloads.get(t.group), { group: t.group, version, signal, now: clock.now(), logger }));
+    const { tracer } = this.deps;
+    const outcomes = await Promise.allSettled(batch.map((t) => (tracer ? this.tracedPush(tracer, t, version, everyone, push) : push(t))));
     const results: TargetResult[] = batch.map((t, i) => ({
       target: t.id,
       group: t.group,
@@ -179,6 +181,21 @@ export class Fanout<S = unknown> {
     const failures = all.filter((r) => r.error !== null);
     const error = failures.length ? `${failures.length} of ${all.length} push${all.length === 1 ? "" : "es"} failed; first: ${failures[0]!.target}: ${failures[0]!.error}` : null;
     return this.endRound(version, round, claimed, all, error, now, batch.length > 0);
+  }
+
+  /**
+   * A push to one target in a `push <fanout>` span (the messaging conventions' send, a producer span)
+   * of a trace of its own, failed when the push throws or times out.
+   */
+  private tracedPush(tracer: TracerLike, target: ResolvedTarget<FanoutTarget>, version: number, reconcile: boolean, push: (t: ResolvedTarget<FanoutTarget>) => Promise<unknown>): Promise<unknown> {
+    const attributes = {
+      ...messagingAttributes("send", "push", this.name),
+      "tickwork.fanout.target": target.id,
+      "tickwork.fanout.group": target.group,
+      "tickwork.fanout.version": version,
+      "tickwork.fanout.reconcile": reconcile,
+    };
+    return inSpan(tracer, `push ${this.name}`, { kind: SPAN_KIND.PRODUCER, root: true, attributes }, () => push(target));
   }
 
   /**

@@ -1,5 +1,12 @@
+import { toMs, type Duration } from "../core/duration.js";
 import type { Logger } from "../core/logger.js";
-import type { JobContext } from "./job.js";
+import { Snooze, type ChildResult, type Job, type JobContext } from "./job.js";
+
+/** What an attempt's context reaches beyond itself: where progress goes, the store for a parent's children. */
+export interface AttemptServices {
+  report(job: Job, value: unknown): void;
+  childResults(job: Job): Promise<ChildResult[]>;
+}
 
 /**
  * One attempt's context. Its AbortController is made the first time the handler reads `signal`:
@@ -13,9 +20,14 @@ export class AttemptContext implements JobContext {
   aborted = false;
 
   constructor(
-    readonly attempt: number,
+    private readonly job: Job,
     readonly logger: Logger,
+    private readonly services: AttemptServices,
   ) {}
+
+  get attempt(): number {
+    return this.job.attempts;
+  }
 
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -23,6 +35,18 @@ export class AttemptContext implements JobContext {
       if (this.aborted) this.controller.abort(this.reason);
     }
     return this.controller.signal;
+  }
+
+  progress(value: unknown): void {
+    this.services.report(this.job, value);
+  }
+
+  childResults(): Promise<ChildResult[]> {
+    return this.services.childResults(this.job);
+  }
+
+  snooze(delay: Duration): Snooze {
+    return new Snooze(toMs(delay));
   }
 
   abort(reason: unknown): void {

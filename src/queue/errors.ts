@@ -1,4 +1,6 @@
+import { toMs, type Duration } from "../core/duration.js";
 import { TickworkError } from "../core/errors.js";
+import type { Job } from "./job.js";
 
 /** A queue name that this engine never declared (`TW_UNKNOWN_QUEUE`); the message lists the declared ones. */
 export class UnknownQueueError extends TickworkError {
@@ -50,5 +52,49 @@ export class JobAbortedError extends TickworkError {
 export class LimiterTimeoutError extends TickworkError {
   constructor(readonly limiter: string, ms: number, readonly retryAt: number) {
     super("TW_LIMITER_TIMEOUT", `limiter "${limiter}" gives no token within ${ms} ms (next at ${new Date(retryAt).toISOString()})`);
+  }
+}
+
+/**
+ * Thrown by a job handler to put the job back for later without spending an attempt: an upstream
+ * said "not yet" (`TW_SNOOZE`). `ctx.snooze(delay)` returns the same decision instead of throwing it.
+ */
+export class SnoozeError extends TickworkError {
+  readonly delayMs: number;
+
+  constructor(delay: Duration, message = `snoozed for ${typeof delay === "number" ? `${delay} ms` : delay}`) {
+    super("TW_SNOOZE", message);
+    this.delayMs = toMs(delay);
+  }
+}
+
+/** A job snoozed as often as its queue's `maxSnoozes` allows and asked again: the attempt fails instead (`TW_SNOOZE_LIMIT`). */
+export class SnoozeLimitError extends TickworkError {
+  constructor(readonly snoozes: number) {
+    super("TW_SNOOZE_LIMIT", `the job snoozed ${snoozes} times, its queue's maxSnoozes: the attempt fails instead (raise maxSnoozes if the upstream is slow for that long)`);
+  }
+}
+
+/** A handler's return value is larger, as JSON, than its queue's `maxResultBytes` (`TW_RESULT_TOO_LARGE`): the attempt fails. */
+export class ResultTooLargeError extends TickworkError {
+  constructor(readonly bytes: number, readonly limit: number, subject = "the job's result") {
+    super("TW_RESULT_TOO_LARGE", `${subject} is ${bytes} bytes as JSON, over the queue's maxResultBytes of ${limit}: store large outputs elsewhere and return a reference`);
+  }
+}
+
+/** `tw.jobs.wait` / `enqueueAndWait` saw no end within its `timeout` (`TW_WAIT_TIMEOUT`); the job itself goes on. */
+export class JobWaitTimeoutError extends TickworkError {
+  constructor(readonly id: string, ms: number) {
+    super("TW_WAIT_TIMEOUT", `job ${id} did not finish within ${ms} ms (it goes on; wait again or look it up with tw.jobs.get)`);
+  }
+}
+
+/**
+ * An awaited job ended without a result: it failed for good, or was cancelled (`TW_JOB_FAILED`).
+ * `job` is the job as it ended; the message carries its last error.
+ */
+export class JobFailedError extends TickworkError {
+  constructor(readonly job: Job) {
+    super("TW_JOB_FAILED", job.status === "cancelled" ? `job ${job.id} was cancelled` : `job ${job.id} failed after ${job.attempts} attempt(s): ${job.lastError ?? "no error recorded"}`);
   }
 }

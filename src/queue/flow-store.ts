@@ -1,15 +1,27 @@
 import type { FlowSql } from "./flow-sql.js";
+import type { KeyedSql } from "./keyed-sql.js";
 import type { Job } from "./job.js";
 import type { ClaimParams, ClaimResult, QueueStore } from "./store.js";
 
 type FlowOperations = "claim" | "takeTokens" | "pauseBucket" | "resumeBucket" | "pruneBuckets" | "bucketStates" | "setPaused" | "pauses" | "groupCounts" | "holdSlots";
 
 /**
- * The flow-control half of a queue store, the same on both dialects: each dialect's store extends it
+ * The flow-control half of a queue store (and its keyed enqueues with a mode), the same on both dialects: each dialect's store extends it
  * with its own plain claim (`claimDue`), which a queue without shared limits keeps using unchanged.
  */
-export abstract class FlowControlledStore implements Pick<QueueStore, FlowOperations> {
-  constructor(protected readonly flow: FlowSql) {}
+export abstract class FlowControlledStore implements Pick<QueueStore, FlowOperations | "insertKeyed" | "pruneKeys"> {
+  constructor(
+    protected readonly flow: FlowSql,
+    private readonly keyed: KeyedSql,
+  ) {}
+
+  insertKeyed(params: Parameters<QueueStore["insertKeyed"]>[0]) {
+    return this.keyed.insertKeyed(params);
+  }
+
+  pruneKeys(params: Parameters<QueueStore["pruneKeys"]>[0]) {
+    return this.keyed.pruneKeys(params);
+  }
 
   abstract claimDue(params: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]>;
 

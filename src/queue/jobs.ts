@@ -1,13 +1,15 @@
-import { MAX_INDEXED_TEXT, checkId, checkInt, checkText } from "../core/bounds.js";
+import { INT32_MAX, MAX_INDEXED_TEXT, checkId, checkInt, checkText } from "../core/bounds.js";
 import { InvalidInputError, describe } from "../core/errors.js";
 import { JobNotFoundError, JobStateError, UnknownQueueError } from "./errors.js";
 import type { Logger } from "../core/logger.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "./job.js";
 import type { QueueCounts, QueueStore } from "./store.js";
+import type { JobWaits, WaitOptions } from "./waits.js";
 
 export interface JobsDeps {
   store: QueueStore;
   logger: Logger;
+  waits: JobWaits;
   now: () => number;
   knownQueues: () => string[];
   wake: (queue: string) => void;
@@ -19,8 +21,18 @@ export interface ListFilter {
   queue?: string;
   status?: JobStatus;
   key?: string;
-  /** Keyset pagination: pass the last id of the previous page. */
+  /** Pending jobs due now (true: the backlog) or scheduled for later (false); implies status "pending". */
+  due?: boolean;
+  /** Jobs that have started at least this many attempts (2: those that failed at least once). */
+  minAttempts?: number;
+  /** A flow parent's id (a `tw.batch` completion job is one too): its direct children only, not theirs. */
+  parent?: string;
+  /** Newest first (default) or oldest first. */
+  order?: "newest" | "oldest";
+  /** Keyset pagination, newest first: pass the last id of the previous page. */
   before?: string;
+  /** Keyset pagination, oldest first: pass the last id of the previous page. */
+  after?: string;
   /** 1 to 500; default 50. */
   limit?: number;
 }
@@ -35,15 +47,69 @@ export class Jobs {
 
   /** Newest first; page with `before: lastPage.at(-1).id`. */
   async list(filter: ListFilter = {}): Promise<Job[]> {
-    if (typeof filter !== "object" || filter === null) throw new InvalidInputError(`jobs.list: expected a filter object { queue?, status?, key?, before?, limit? }, got ${describe(filter)}`);
-    const { queue, status, key, before, limit = 50 } = filter;
+    if (typeof filter !== "object" || filter === null) throw new InvalidInputError(`jobs.list: expected a filter object { queue?, status?, key?, due?, minAttempts?, parent?, order?, before?, after?, limit? }, got ${describe(filter)}`);
+    const { queue, status, key, due, minAttempts, parent, order = "newest", before, after, limit = 50 } = filter;
     if (queue !== undefined) this.checkQueue(queue, "jobs.list");
     if (status !== undefined && !JOB_STATUSES.includes(status)) {
       throw new InvalidInputError(`jobs.list: status must be one of ${JOB_STATUSES.join(", ")}, got ${describe(status)}`);
     }
     if (key !== undefined) checkText(key, "jobs.list: key", { max: MAX_INDEXED_TEXT });
     checkInt(limit, "jobs.list: limit", { min: 1, max: 500 });
-    return this.deps.store.list({ queue, status, key, before: before === undefined ? undefined : checkId(before, "jobs.list: before"), limit });
+    if (due !== undefined && typeof due !== "boolean") throw new InvalidInputError(`jobs.list: due must be true (due now) or false (scheduled for later), got ${describe(due)}`);
+    if (due !== undefined && status !== undefined && status !== "pending") throw new InvalidInputError(`jobs.list: due applies to pending jobs, not to status "${status}"`);
+    if (minAttempts !== undefined) checkInt(minAttempts, "jobs.list: minAttempts", { min: 0, max: INT32_MAX });
+    if (order !== "newest" && order !== "oldest") throw new InvalidInputError(`jobs.list: order must be "newest" or "oldest", got ${describe(order)}`);
+    if (before !== undefined && order !== "newest") throw new InvalidInputError(`jobs.list: before pages a newest-first list; an oldest-first list pages with after`);
+    if (after !== undefined && order !== "oldest") throw new InvalidInputError(`jobs.list: after pages an oldest-first list (order: "oldest"); a newest-first list pages with before`);
+    // Checked with the other fields, before the store is asked anything.
+    const parentId = parent === undefined ? undefined : checkId(parent, "jobs.list: parent");
+    const now = this.deps.now();
+    return this.deps.store.list({
+      queue, status, key, due, now, minAttempts, parent: parentId, order, limit,
+      before: before === undefined ? undefined : checkId(before, "jobs.list: before"),
+      after: after === undefined ? undefined : checkId(after, "jobs.list: after"),
+    });
+  }
+
+  /**
+   * Waits for a job to end, from any process: resolves with its result (null if the handler returned
+   * nothing) once it succeeded; rejects with JobFailedError once it failed for good or was cancelled
+   * (`error.job` holds it), JobWaitTimeoutError after `timeout` (the job goes on), JobNotFoundError
+   * if no job has this id. `onProgress` hears each progress value it reports meanwhile.
+   */
+  async wait<R = unknown>(given: string, options: WaitOptions = {}): Promise<R> {
+    const id = checkId(given, "jobs.wait: id");
+    const job = await this.deps.waits.wait(id, this.deps.waits.check(options, "jobs.wait"));
+    return job.result as R;
+  }
+
+  /**
+   * Deletes a finished job (succeeded, failed or cancelled) now, before its retention would. Returns
+   * it. A key it held for a period (`unique`, `throttle`) is free again.
+   */
+  async delete(given: string): Promise<Job> {
+    const id = checkId(given, "jobs.delete: id");
+    const job = await this.deps.store.deleteFinished({ id });
+    if (!job) {
+      const current = await this.mustGet(id);
+      throw new JobStateError(`job ${id} is ${current.status}; only finished jobs (succeeded, failed, cancelled) can be deleted: cancel it first`);
+    }
+    this.deps.logger.info("job.deleted", { queue: job.queue, id: job.id, status: job.status });
+    return job;
+  }
+
+  /** A pending job scheduled for later runs now (its runAt becomes now); one already due is left as it is. */
+  async promote(given: string): Promise<Job> {
+    const id = checkId(given, "jobs.promote: id");
+    const job = await this.deps.store.promote({ id, now: this.deps.now() });
+    if (!job) {
+      const current = await this.mustGet(id);
+      if (current.status === "pending") throw new JobStateError(`job ${id} waits for ${current.children!.pending} of its children; a flow's parent runs when they end`);
+      throw new JobStateError(`job ${id} is ${current.status}; only a pending job can be promoted`);
+    }
+    this.deps.logger.info("job.promoted", { queue: job.queue, id: job.id });
+    this.deps.wake(job.queue);
+    return job;
   }
 
   /** Job counts by status, per queue. */
@@ -90,6 +156,7 @@ export class Jobs {
     }
     this.deps.logger.info("job.cancelled", { queue: job.queue, id: job.id });
     this.deps.abortLocal(job.id);
+    this.deps.waits.signal(job.id);
     return job;
   }
 

@@ -1,6 +1,6 @@
 import type { Clock, TimerHandle } from "../core/clock.js";
 import type { Logger } from "../core/logger.js";
-import { AttemptContext } from "./context.js";
+import { AttemptContext, type AttemptServices } from "./context.js";
 import { JobAbortedError } from "./errors.js";
 import type { Job } from "./job.js";
 import type { OutcomeBatcher } from "./outcomes.js";
@@ -24,6 +24,8 @@ export interface LeaseDeps {
   leaseMs: number;
   /** Where a release is written, in line with the worker's other outcomes. */
   outcomes: OutcomeBatcher;
+  /** Where the attempts' `ctx.progress` values go, and their `ctx.childResults()` come from. */
+  services: AttemptServices;
   /** Every job the worker holds right now, running or prefetched. */
   held: () => HeldJob[];
   /** A job whose lease was lost, its signal already aborted: the worker must not start it. */
@@ -47,7 +49,7 @@ export class Leases {
   /** Takes the leases of jobs just claimed or handed off; the heartbeat renews them from now on. */
   hold(jobs: Job[]): HeldJob[] {
     const { logger } = this.deps;
-    const entries = jobs.map((job): HeldJob => ({ job, ctx: new AttemptContext(job.attempts, logger), seq: ++this.seq, released: false }));
+    const entries = jobs.map((job): HeldJob => ({ job, ctx: new AttemptContext(job, logger, this.deps.services), seq: ++this.seq, released: false }));
     if (entries.length) this.arm();
     return entries;
   }

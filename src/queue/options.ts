@@ -4,15 +4,16 @@ import { INT32_MAX, checkInstant, checkInt, checkText, preview } from "../core/b
 import { toMs, type Duration } from "../core/duration.js";
 import { InvalidInputError, describe } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
-import type { Job, JobHandler } from "./job.js";
+import type { BatchHandler, Job, JobHandler } from "./job.js";
 import type { ClaimLimits, JobFields, NewJobRow, SqlClient } from "./store.js";
+import type { KeyMode } from "./keyed-sql.js";
 import { Limiter, bucketOf, burstWithinMax, rateFields, rateSchema } from "./limiter.js";
 import { checkJson, stringifyChecked } from "../core/json.js";
 import { instantOf } from "../core/time.js";
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 const MAX_KEY_LENGTH = 255;
-const ENQUEUE_KEYS = new Set(["payload", "key", "group", "runAt", "delay", "priority", "maxAttempts", "tx"]);
+const ENQUEUE_KEYS = new Set(["payload", "key", "group", "runAt", "delay", "priority", "maxAttempts", "tx", "dedupe", "debounce", "throttle", "unique"]);
 /** A group key's longest length, as a job key's: both are indexed with the queue name. */
 export const MAX_GROUP_LENGTH = 255;
 /**
@@ -20,6 +21,9 @@ export const MAX_GROUP_LENGTH = 255;
  * timeout could not be timed, and would fire early.
  */
 const MAX_TIMEOUT_MS = INT32_MAX;
+
+/** maxResultBytes' ceiling: a Durable Object's row holds at most 2 MB, the job's other columns included. */
+export const MAX_RESULT_BYTES = 1024 * 1024;
 
 const queueOptionsSchema = z
   .object({
@@ -92,15 +96,39 @@ const queueOptionsSchema = z
      * could run.
      */
     batchSize: z.number().int().min(1).max(10_000).optional(),
+    /**
+     * The largest result a handler may return, and the largest `ctx.progress` value, as UTF-8 JSON
+     * (default 64 KiB, at most 1 MiB: a Durable Object's row holds 2 MB). A larger result fails the
+     * attempt (ResultTooLargeError); a larger progress value is not written.
+     */
+    maxResultBytes: z.number().int().min(1).max(MAX_RESULT_BYTES).default(64 * 1024),
+    /**
+     * Times a job may snooze (SnoozeError, ctx.snooze, an HTTP 429) before a further snooze fails its
+     * attempt instead (SnoozeLimitError); 0 turns snoozing into plain failed attempts. Default 100.
+     */
+    maxSnoozes: z.number().int().min(0).max(1_000_000).default(100),
+    /**
+     * Hands the handler up to `size` jobs at once (one call for many items), waiting at most `wait`
+     * (default 0: what is at hand) to fill a batch; `concurrency` then counts batches. The handler is
+     * a BatchHandler: it returns one outcome per job, so one bad item does not retry the others.
+     */
+    batch: z.object({ size: z.number().int().min(1).max(1_000), wait: durationMs.refine((ms) => ms <= 3_600_000, "the wait must be at most an hour").default(0) }).strict().optional(),
   })
   .strict();
 
 export type FailedHook<P = unknown> = (job: Job<P>, error: string) => unknown;
 
-export type QueueOptions<P = unknown> = Omit<z.input<typeof queueOptionsSchema>, "handler" | "onFailed" | "group"> & {
+export type QueueOptions<P = unknown> = Omit<z.input<typeof queueOptionsSchema>, "handler" | "onFailed" | "group" | "batch"> & {
   handler?: JobHandler<P>;
   onFailed?: FailedHook<P>;
   group?: true | ((payload: P) => string);
+  batch?: undefined;
+};
+
+/** A queue whose handler takes its jobs in batches (`batch: { size, wait }`). */
+export type BatchQueueOptions<P = unknown> = Omit<QueueOptions<P>, "handler" | "batch"> & {
+  batch: { size: number; wait?: Duration };
+  handler: BatchHandler<P>;
 };
 
 export interface QueueConfig {
@@ -122,6 +150,10 @@ export interface QueueConfig {
   batchSize: number;
   /** No batchSize was given: the worker grows its batch while it starves for jobs (see QueueWorker). */
   adaptiveBatch: boolean;
+  maxResultBytes: number;
+  maxSnoozes: number;
+  /** Jobs handed to the handler at once, and how long to wait to fill a batch; undefined: one job per call. */
+  batch: { size: number; waitMs: number } | undefined;
 }
 
 /** The library's default retry delays: 1s, 2s, 4s... up to 1h, with equal jitter. */
@@ -144,8 +176,11 @@ export function parseQueueOptions(name: string, options: unknown): QueueConfig {
     rateLimit: o.rateLimit?.scope === "process" ? { max: o.rateLimit.max, perMs: o.rateLimit.per } : undefined,
     limits: sharedLimits(name, o),
     groupOf: typeof o.group === "function" ? o.group : undefined,
-    batchSize: o.batchSize ?? 2 * o.concurrency,
+    batchSize: o.batchSize ?? 2 * o.concurrency * (o.batch?.size ?? 1),
     adaptiveBatch: o.batchSize === undefined,
+    maxResultBytes: o.maxResultBytes,
+    maxSnoozes: o.maxSnoozes,
+    batch: o.batch ? { size: o.batch.size, waitMs: o.batch.wait } : undefined,
   };
 }
 
@@ -188,6 +223,52 @@ export interface EnqueueOptions {
   maxAttempts?: number;
   /** Your `pg` client inside a transaction: the job exists only if your transaction commits. */
   tx?: SqlClient;
+  /**
+   * What an enqueue does when its `key` is held by a live job: `"skip"` (the default) returns that job;
+   * `"replace"` gives a pending holder this payload, run time and priority (a running one is returned
+   * as it is).
+   */
+  dedupe?: "skip" | "replace";
+  /** With `key`: the job runs once, this long after the last enqueue of the key (a pending holder takes the latest payload). */
+  debounce?: Duration;
+  /** With `key`: at most one job per key per this long; an enqueue within it gets that job back, whatever its status. */
+  throttle?: Duration;
+  /** With `key`: the key is held this long from the enqueue that took it, after the job finished too (`{ for: "1h" }`). */
+  unique?: { for: Duration };
+}
+
+/** Longest period a key can be held for (debounce, throttle, unique): a year. */
+const MAX_KEY_PERIOD_MS = 365 * 86_400_000;
+
+/**
+ * The mode of a keyed enqueue (see KeyMode), or null for a plain one. At most one of dedupe
+ * "replace", debounce, throttle and unique; each needs a key.
+ */
+export function keyModeOf(options: EnqueueOptions, where: string): KeyMode | null {
+  const { key, dedupe, debounce, throttle, unique } = options;
+  const fail = (message: string): never => {
+    throw new InvalidInputError(`${where}: ${message}`);
+  };
+  if (dedupe !== undefined && dedupe !== "skip" && dedupe !== "replace") fail(`dedupe must be "skip" or "replace", got ${preview(dedupe)}`);
+  const given = [dedupe === "replace" && 'dedupe: "replace"', debounce !== undefined && "debounce", throttle !== undefined && "throttle", unique !== undefined && "unique"].filter((g): g is string => typeof g === "string");
+  if (given.length === 0) return null;
+  if (given.length > 1) fail(`${given.join(" and ")} do not go together: choose one way to treat a repeated key`);
+  if (key === undefined || key === null) fail(`${given[0]} needs a key: it decides what a repeated enqueue of the same key does`);
+  const period = (value: unknown, name: string): number => {
+    let ms = 0;
+    try {
+      ms = toMs(value as Duration);
+    } catch {
+      fail(`${name} must be a duration ("30s", "5m", or ms), got ${preview(value)}`);
+    }
+    if (ms < 1 || ms > MAX_KEY_PERIOD_MS) fail(`${name} must be from 1 ms to a year, got ${ms} ms`);
+    return Math.round(ms);
+  };
+  if (dedupe === "replace") return { kind: "replace" };
+  if (debounce !== undefined) return { kind: "debounce", ms: period(debounce, "debounce") };
+  if (throttle !== undefined) return { kind: "window", ms: period(throttle, "throttle") };
+  if (unique === null || typeof unique !== "object") return fail(`unique must be { for: duration }, got ${preview(unique)}`);
+  return { kind: "window", ms: period(unique.for, "unique.for") };
 }
 
 export interface EnqueueItem<P = unknown> extends Omit<EnqueueOptions, "tx"> {

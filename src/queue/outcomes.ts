@@ -23,6 +23,8 @@ export class OutcomeBatcher {
     private readonly now: () => number,
     /** Called after each write, so a worker held back by unrecorded outcomes can claim again. */
     private readonly onWritten: () => void = () => {},
+    /** Flow parents on these queues became due with the outcomes just written. */
+    private readonly onWoken: (queues: string[]) => void = () => {},
     private readonly maxBatch = 1000,
   ) {}
 
@@ -66,7 +68,8 @@ export class OutcomeBatcher {
     if (batch.length === 0) return Promise.resolve();
     this.writing = (async () => {
       try {
-        const { refused } = await this.store.settleMany({ outcomes: batch.map((w) => w.outcome), now: this.now() });
+        const { refused, woke } = await this.store.settleMany({ outcomes: batch.map((w) => w.outcome), now: this.now() });
+        if (woke?.length) this.onWoken(woke);
         const no = new Set(refused);
         for (const w of batch) w.resolve(!no.has(w.outcome.id));
       } catch (error) {

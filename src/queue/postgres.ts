@@ -1,12 +1,21 @@
 import type { PgExecutor } from "../db/pg-executor.js";
 import { FlowSql } from "./flow-sql.js";
+import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
-import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, newJob, toJob, type JobRow } from "./rows.js";
-import type { InsertClaim, InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob } from "./store.js";
+import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, newJob, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
+import { endedChild, propagate, type EndedChild, type FlowEffects } from "./flow-tree.js";
+import { runBody, sqlTx } from "../db/sql-db.js";
+import type { InsertClaim, InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob, SettleResult } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
 
 /** The channel enqueues notify on; its payload is the queue name. */
 export const JOBS_CHANNEL = "tickwork_jobs";
+
+/** The channel awaited jobs' ends and progress are signalled on; its payload is their ids, comma-separated. */
+export const JOB_EVENTS_CHANNEL = "tickwork_job_events";
+
+/** A notification's payload is at most 8,000 bytes: ids go in chunks well within it. */
+const IDS_PER_NOTIFY = 500;
 
 const LIVE = "status IN ('pending', 'running')";
 const KEY_FREE = `(j.key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
@@ -17,28 +26,35 @@ const KEY_FREE = `(j.key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
 // As an array of texts (`json[]`), every quote of every payload was escaped into the array literal
 // by the driver, and parsed back by the server: for payloads of a few KB that cost more than the rest
 // of the enqueue. Groups ($11) travel as an empty array when no row has one: unnest pads a shorter
-// array with NULLs. Claimed rows (a hand-off to this process's idle worker) are written running under
-// $12's lease until $13.
-const insertRows = (claimed: boolean) => `
-    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, created_at${claimed ? ", attempts, worker_id, lease_until, started_at" : ""})
+// array with NULLs; so do the waited flags ($12). Claimed rows (a hand-off to this process's idle
+// worker) are written running under $13's lease until $14. Traced rows (an engine with a tracer) add
+// their trace contexts as one more array, the last parameter; untraced ones keep the statement as it was.
+const insertRows = (claimed: boolean, traced: boolean) => `
+    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, waited, created_at${claimed ? ", attempts, worker_id, lease_until, started_at" : ""}${traced ? ", trace_context" : ""})
     SELECT $1, convert_from(substring($2::bytea FROM t.at FOR t.len), 'UTF8')::json, t.key, ${claimed ? "'running'" : "'pending'"},
-           t.priority, t.run_at, t.max_attempts, t.from_queue, t.group_key, $3::bigint${claimed ? ", 1, $12, $13::bigint, $3::bigint" : ""}
-    FROM unnest($4::int[], $5::int[], $6::text[], $7::int[], $8::bigint[], $9::int[], $10::boolean[], $11::text[])
-         WITH ORDINALITY AS t(at, len, key, priority, run_at, max_attempts, from_queue, group_key, ord)
+           t.priority, t.run_at, t.max_attempts, t.from_queue, t.group_key, coalesce(t.waited, false), $3::bigint${claimed ? ", 1, $13, $14::bigint, $3::bigint" : ""}${traced ? ", t.trace_context" : ""}
+    FROM unnest($4::int[], $5::int[], $6::text[], $7::int[], $8::bigint[], $9::int[], $10::boolean[], $11::text[], $12::boolean[]${traced ? `, $${claimed ? 15 : 13}::text[]` : ""})
+         WITH ORDINALITY AS t(at, len, key, priority, run_at, max_attempts, from_queue, group_key, waited, ${traced ? "trace_context, " : ""}ord)
     ORDER BY t.ord
     ON CONFLICT DO NOTHING
     RETURNING id, key`;
-const INSERT_ROWS = insertRows(false);
 
-// With the notify riding in the same statement, it fires exactly when (and if) the insert commits.
-const INSERT_MANY = `
-  WITH ins AS (${INSERT_ROWS})
-  SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', $1)) AS notify`;
+/** The insert statement for a batch: notifying in it, quiet, or claimed (see insertRows); each with and without trace contexts. */
+function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean): string {
+  const rows = insertRows(kind === "claimed", traced);
+  // With the notify riding in the same statement, it fires exactly when (and if) the insert commits.
+  // Nobody else is to run a claimed job, so nobody is notified.
+  return kind === "notify"
+    ? `
+  WITH ins AS (${rows})
+  SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', $1)) AS notify`
+    : `WITH ins AS (${rows}) SELECT ins.id::text AS id, ins.key FROM ins`;
+}
 
-const INSERT_MANY_QUIET = `WITH ins AS (${INSERT_ROWS}) SELECT ins.id::text AS id, ins.key FROM ins`;
-
-// Nobody else is to run a claimed job, so nobody is notified.
-const INSERT_CLAIMED = `WITH ins AS (${insertRows(true)}) SELECT ins.id::text AS id, ins.key FROM ins`;
+const INSERTS = {
+  untraced: { notify: insertStatement("notify", false), quiet: insertStatement("quiet", false), claimed: insertStatement("claimed", false) },
+  traced: { notify: insertStatement("notify", true), quiet: insertStatement("quiet", true), claimed: insertStatement("claimed", true) },
+};
 
 /**
  * NOTIFY serialises commits (PostgreSQL takes a global lock to queue notifications), which more than
@@ -66,6 +82,9 @@ const REPLAN = { replan: true };
 
 type Run = <T>(sql: string, params: unknown[]) => Promise<T[]>;
 
+/** A settled job, as the settle statements return it: its new status, and whether someone awaits it. */
+type Settled = { id: string; waited: boolean; status: JobStatus };
+
 /**
  * Payload text per statement of a sliced insert (see insertSliced): small enough that a batch of
  * 2 KB payloads goes in several slices, each serialised while the last is written, and large enough
@@ -86,7 +105,7 @@ export const CLAIM_DUE = `
     LIMIT $3
     FOR UPDATE SKIP LOCKED
   ))
-  RETURNING j.*`;
+  RETURNING ${claimedColumns("postgres", "j.")}`;
 
 // Every outcome of a batch in one statement; the WHERE clause is the fence: an outcome applies only
 // while the job still runs the attempt it reports on. The fence compares status with a value from the
@@ -94,30 +113,56 @@ export const CLAIM_DUE = `
 // statistics (about one running row) may drive the join from the running-only partial indexes and
 // compare every running row with every outcome, quadratic in a backlog. This way the primary key is
 // the only index the planner can use, and `j.id = ANY(ARRAY(...))` hands it the batch's ids to look up.
+/**
+ * The job's history with the attempt its row records now appended, ended at `finishedAt` as
+ * `outcome` (SQL expressions), the oldest dropped past HISTORY_KEPT. In an UPDATE's SET every column
+ * reads the row as it was, so `attempts` and `started_at` are the attempt's own.
+ */
+const pushHistory = (finishedAt: string, outcome: string, error: string) =>
+  `(CASE WHEN jsonb_array_length(coalesce(j.history, '[]'::jsonb)) >= ${HISTORY_KEPT} THEN j.history - 0 ELSE coalesce(j.history, '[]'::jsonb) END)
+     || jsonb_build_array(jsonb_build_object('attempt', j.attempts, 'startedAt', j.started_at, 'finishedAt', ${finishedAt}, 'outcome', ${outcome}, 'error', ${error}))`;
+
+/** A finished job's last attempt, moved to its history when a retry gives it a fresh set. */
+const KEEP_LAST_ATTEMPT = `history = CASE WHEN j.started_at IS NULL THEN j.history ELSE ${pushHistory(
+  "j.finished_at",
+  `CASE WHEN j.status = 'cancelled' THEN 'cancelled' WHEN j.last_error = '${LEASE_EXPIRED_ERROR}' THEN 'lease_expired' ELSE 'failed' END`,
+  "CASE WHEN j.status = 'failed' THEN j.last_error END",
+)} END`;
+
+/**
+ * Outcomes of every kind, by `o.kind`: succeeded, failed (for good), retried (a failure with a retry at
+ * o.run_at), released (a shutdown's: the attempt not counted, its place kept), snoozed (the attempt not
+ * counted, back at o.run_at). A retried or snoozed attempt moves to the job's history.
+ */
 export const SETTLE_MANY = `
   UPDATE tickwork_jobs j SET
-    status      = o.status,
-    attempts    = j.attempts - o.refund,
-    run_at      = CASE WHEN o.refund = 1 THEN LEAST(j.run_at, $7::bigint) ELSE COALESCE(o.run_at, j.run_at) END,
+    status      = CASE WHEN o.kind IN ('succeeded', 'failed') THEN o.kind ELSE 'pending' END,
+    attempts    = CASE WHEN o.kind IN ('released', 'snoozed') THEN j.attempts - 1 ELSE j.attempts END,
+    snoozes     = j.snoozes + CASE WHEN o.kind = 'snoozed' THEN 1 ELSE 0 END,
+    run_at      = CASE WHEN o.kind = 'released' THEN LEAST(j.run_at, $7::bigint) ELSE COALESCE(o.run_at, j.run_at) END,
     last_error  = COALESCE(o.error, j.last_error),
-    started_at  = CASE WHEN o.refund = 1 THEN NULL ELSE j.started_at END,
-    finished_at = CASE WHEN o.status = 'pending' THEN NULL ELSE $7::bigint END,
+    result      = o.result::json,
+    history     = CASE WHEN o.kind IN ('retried', 'snoozed')
+                    THEN ${pushHistory("$7::bigint", "CASE WHEN o.kind = 'retried' THEN 'failed' ELSE 'snoozed' END", "o.error")}
+                    ELSE j.history END,
+    started_at  = CASE WHEN o.kind IN ('succeeded', 'failed') THEN j.started_at END,
+    finished_at = CASE WHEN o.kind IN ('succeeded', 'failed') THEN $7::bigint END,
     worker_id   = NULL,
     lease_until = NULL
-  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::int[], $8::text[])
-       AS o(id, attempt, status, run_at, error, refund, held)
+  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $8::text[])
+       AS o(id, attempt, kind, run_at, error, result, held)
   WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
-  RETURNING j.id::text AS id`;
+  RETURNING j.id::text AS id, j.waited, j.status`;
 
 /**
  * SETTLE_MANY for the common batch, every outcome a success: two arrays instead of seven, so the
  * server parses (and the client writes) a third as much per job. Same fence, same primary-key lookup.
  */
 export const SETTLE_SUCCEEDED = `
-  UPDATE tickwork_jobs j SET status = 'succeeded', finished_at = $3::bigint, worker_id = NULL, lease_until = NULL
-  FROM unnest($1::bigint[], $2::int[], $4::text[]) AS o(id, attempt, held)
+  UPDATE tickwork_jobs j SET status = 'succeeded', finished_at = $3::bigint, result = o.result::json, worker_id = NULL, lease_until = NULL
+  FROM unnest($1::bigint[], $2::int[], $4::text[], $5::text[]) AS o(id, attempt, held, result)
   WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
-  RETURNING j.id::text AS id`;
+  RETURNING j.id::text AS id, j.waited, j.status`;
 
 export const HEARTBEAT = `
   UPDATE tickwork_jobs SET lease_until = $2
@@ -128,6 +173,8 @@ export const RESCUE_EXPIRED = `
   UPDATE tickwork_jobs j SET
     status      = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
     finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::bigint ELSE NULL END,
+    history     = CASE WHEN j.attempts >= j.max_attempts THEN j.history ELSE ${pushHistory("$1::bigint", "'lease_expired'::text", "$4::text")} END,
+    started_at  = CASE WHEN j.attempts >= j.max_attempts THEN j.started_at END,
     run_at = LEAST(j.run_at, $1::bigint), last_error = $4, worker_id = NULL, lease_until = NULL
   WHERE j.id = ANY(ARRAY(
     SELECT id FROM tickwork_jobs
@@ -135,7 +182,7 @@ export const RESCUE_EXPIRED = `
     ORDER BY lease_until LIMIT $3
     FOR UPDATE SKIP LOCKED
   ))
-  RETURNING j.id::text AS id, j.queue, j.attempts, j.max_attempts AS "maxAttempts", j.status`;
+  RETURNING j.id::text AS id, j.queue, j.attempts, j.max_attempts AS "maxAttempts", j.status, j.waited, j.parent_id::text AS parent`;
 
 /**
  * The earliest pending run_at (and, with $2, the earliest lease to lapse) of some queues. The claim
@@ -143,14 +190,18 @@ export const RESCUE_EXPIRED = `
  * one of its priorities: the recursive part steps from priority to priority (one index probe each,
  * however many jobs wait) and each priority's first entry is read by one more probe.
  */
-export const NEXT_WAKE = `
+/** Each queue of $1 with each priority its pending jobs have, stepped to one index probe at a time. */
+const PENDING_PRIORITIES = `
   WITH RECURSIVE p(queue, priority) AS (
     SELECT q.name, (SELECT priority FROM tickwork_jobs WHERE queue = q.name AND status = 'pending' ORDER BY priority LIMIT 1)
     FROM unnest($1::text[]) AS q(name)
     UNION ALL
     SELECT p.queue, (SELECT t.priority FROM tickwork_jobs t WHERE t.queue = p.queue AND t.status = 'pending' AND t.priority > p.priority ORDER BY t.priority LIMIT 1)
     FROM p WHERE p.priority IS NOT NULL
-  )
+  )`;
+
+export const NEXT_WAKE = `
+  ${PENDING_PRIORITIES}
   SELECT min(w.at)::text AS at FROM (
     SELECT (SELECT t.run_at FROM tickwork_jobs t WHERE t.queue = p.queue AND t.status = 'pending' AND t.priority = p.priority ORDER BY t.run_at LIMIT 1) AS at
     FROM p WHERE p.priority IS NOT NULL
@@ -158,6 +209,16 @@ export const NEXT_WAKE = `
     SELECT (SELECT lease_until + 1 FROM tickwork_jobs WHERE $2::boolean AND queue = q.name AND status = 'running' ORDER BY lease_until LIMIT 1)
     FROM unnest($1::text[]) AS q(name)
   ) AS w`;
+
+/**
+ * Each queue's pending jobs due after $2: per priority (stepped to as NEXT_WAKE does), one range of
+ * the claim index past $2, counted in the index. The cost is the priorities and the scheduled jobs,
+ * never the due backlog.
+ */
+export const COUNT_SCHEDULED = `
+  ${PENDING_PRIORITIES}
+  SELECT p.queue, sum((SELECT count(*) FROM tickwork_jobs t WHERE t.queue = p.queue AND t.status = 'pending' AND t.priority = p.priority AND t.run_at > $2))::text AS n
+  FROM p WHERE p.priority IS NOT NULL GROUP BY p.queue`;
 
 /**
  * A batch of finished jobs older than their retention. The IN term repeats the finished-rows index's
@@ -172,6 +233,31 @@ export const PRUNE_FINISHED = `
     ORDER BY finished_at LIMIT $3
   )) RETURNING id`;
 
+/**
+ * One parent's children of a flow (or the root, $2 null), in the order given ($3...: one array per
+ * column); a traced flow adds its trace contexts ($14).
+ */
+const insertFlowNodes = (traced: boolean) => `
+  INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, waited, created_at,
+                             parent_id, children_total, children_waiting, child_failure${traced ? ", trace_context" : ""})
+  SELECT t.queue, t.payload::json, t.key, 'pending', t.priority, t.run_at, t.max_attempts, t.from_queue, t.group_key, t.waited, $1::bigint,
+         $2::bigint, t.children, t.children, t.child_failure${traced ? ", t.trace_context" : ""}
+  FROM unnest($3::text[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::int[], $9::boolean[], $10::text[], $11::boolean[], $12::int[], $13::text[]${traced ? ", $14::text[]" : ""})
+       WITH ORDINALITY AS t(queue, payload, key, priority, run_at, max_attempts, from_queue, group_key, waited, children, child_failure, ${traced ? "trace_context, " : ""}ord)
+  ORDER BY t.ord
+  RETURNING id::text AS id`;
+const INSERT_FLOW_NODES = insertFlowNodes(false);
+const INSERT_FLOW_NODES_TRACED = insertFlowNodes(true);
+
+/** Counts ended flow children in their parents (see propagate) on the caller's transaction; nothing to do costs nothing. */
+function countInParents(query: PgExecutor["query"], ended: EndedChild[], now: number): Promise<FlowEffects> {
+  if (ended.length === 0) return Promise.resolve({ woke: [], failedWaited: [] });
+  return runBody(propagate(sqlTx(MAX_FLOW_PARAMS), ended, now), (statement) => query(statement.sql, statement.params));
+}
+
+/** The flow statements bind a handful of values each. */
+const MAX_FLOW_PARAMS = 65_535;
+
 /** The live jobs holding some keys of a queue: the answer an enqueue gets for a duplicate key. */
 export const FIND_KEY_HOLDERS = `SELECT * FROM tickwork_jobs WHERE queue = $1 AND key = ANY($2) AND ${LIVE}`;
 
@@ -181,7 +267,8 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
   private readonly trailing = new Set<string>();
 
   constructor(private readonly db: PgExecutor) {
-    super(new FlowSql(db, { postgres: true, payloadIsText: false }));
+    const dialect = { postgres: true, payloadIsText: false };
+    super(new FlowSql(db, dialect), new KeyedSql(db, dialect));
   }
 
   insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
@@ -237,9 +324,13 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       rows.map((r) => r.maxAttempts),
       rows.map((r) => r.maxAttemptsFromQueue ?? false),
       rows.some((r) => r.group) ? rows.map((r) => r.group ?? null) : [],
+      rows.some((r) => r.waited) ? rows.map((r) => r.waited ?? false) : [],
     ];
     if (claim) params.push(claim.workerId, claim.leaseUntil);
-    const inserted = await run<{ id: string; key: string | null }>(claim ? INSERT_CLAIMED : notify === "inline" ? INSERT_MANY : INSERT_MANY_QUIET, params);
+    const traced = rows.some((r) => r.traceContext !== undefined);
+    if (traced) params.push(rows.map((r) => r.traceContext ?? null));
+    const statements = traced ? INSERTS.traced : INSERTS.untraced;
+    const inserted = await run<{ id: string; key: string | null }>(claim ? statements.claimed : notify === "inline" ? statements.notify : statements.quiet, params);
     if (notify === "after-window" && inserted.length) this.notifyAfterWindow(queue);
     // RETURNING yields inserted rows in insertion order (the ORDER BY ord above). A keyed row that
     // is missing lost to a live job, or to an earlier row of this same batch.
@@ -289,35 +380,69 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
 
   async settleMany({ outcomes, now }: { outcomes: JobOutcome[]; now: number }) {
     const ids = outcomes.map((o) => o.id);
+    const ended = outcomes.map(endedChild).filter((c) => c !== null);
+    if (ended.length) return this.settleWithParents(outcomes, ended, now);
     const applied = outcomes.every((o) => o.kind === "succeeded")
-      ? await this.db.query<{ id: string }>(SETTLE_SUCCEEDED, [
+      ? await this.db.query<Settled>(SETTLE_SUCCEEDED, [
           arrayLiteral(ids),
           arrayLiteral(outcomes.map((o) => o.attempt)),
           now,
           arrayLiteral(ids.map(() => "running")),
+          // Results are JSON text, quoted by the driver; a batch of jobs that returned nothing sends none.
+          outcomes.some((o) => o.result !== undefined) ? outcomes.map((o) => o.result ?? null) : [],
         ], REPLAN)
       : await this.settleMixed(outcomes, now);
+    await this.notifyJobs(applied.filter((r) => r.waited && (r.status === "succeeded" || r.status === "failed")).map((r) => r.id));
     const done = new Set(applied.map((r) => r.id));
     return { refused: ids.filter((id) => !done.has(id)) };
   }
 
-  private settleMixed(outcomes: JobOutcome[], now: number): Promise<{ id: string }[]> {
+  /**
+   * Outcomes of which some end flow children: settled and counted in their parents in one
+   * transaction, so a crash never leaves a child ended and its parent waiting for it.
+   */
+  private async settleWithParents(outcomes: JobOutcome[], ended: EndedChild[], now: number): Promise<SettleResult> {
+    const params = this.mixedParams(outcomes, now);
+    const { applied, effects } = await this.db.overlapped(async (query) => {
+      const applied = await query<Settled>(SETTLE_MANY, params, REPLAN);
+      const done = new Set(applied.map((r) => r.id));
+      const effects = await countInParents(query, ended.filter((e) => done.has(e.child)), now);
+      return { applied, effects };
+    });
+    await this.notify(effects.woke);
+    await this.notifyJobs([...applied.filter((r) => r.waited && (r.status === "succeeded" || r.status === "failed")).map((r) => r.id), ...effects.failedWaited]);
+    const done = new Set(applied.map((r) => r.id));
+    return { refused: outcomes.map((o) => o.id).filter((id) => !done.has(id)), woke: effects.woke };
+  }
+
+  private settleMixed(outcomes: JobOutcome[], now: number): Promise<Settled[]> {
+    return this.db.query<Settled>(SETTLE_MANY, this.mixedParams(outcomes, now), REPLAN);
+  }
+
+  private mixedParams(outcomes: JobOutcome[], now: number): unknown[] {
     const ids: string[] = [];
     const attempts: number[] = [];
-    const statuses: string[] = [];
+    const kinds: string[] = [];
     const runAts: (number | null)[] = [];
     const errors: (string | null)[] = [];
-    const refunds: number[] = [];
+    const results: (string | null)[] = [];
     for (const o of outcomes) {
       ids.push(o.id);
       attempts.push(o.attempt);
-      statuses.push(o.kind === "failed" ? (o.retryAt === null ? "failed" : "pending") : o.kind === "released" ? "pending" : "succeeded");
-      runAts.push(o.kind === "failed" ? o.retryAt : null);
+      kinds.push(o.kind === "failed" && o.retryAt !== null ? "retried" : o.kind);
+      runAts.push(o.kind === "failed" ? o.retryAt : o.kind === "snoozed" ? o.runAt : null);
       errors.push(o.kind === "failed" ? o.error : null);
-      refunds.push(o.kind === "released" ? 1 : 0);
+      results.push(o.kind === "succeeded" ? (o.result ?? null) : null);
     }
     const held = ids.map(() => "running");
-    return this.db.query<{ id: string }>(SETTLE_MANY, [ids, attempts, statuses, runAts, errors, refunds, now, held], REPLAN);
+    return [ids, attempts, kinds, runAts, errors, results, now, held];
+  }
+
+  /** Signals the waiters of some awaited jobs, in every process (see subscribeJobs). */
+  private async notifyJobs(ids: string[]): Promise<void> {
+    for (let at = 0; at < ids.length; at += IDS_PER_NOTIFY) {
+      await this.db.query(`SELECT pg_notify('${JOB_EVENTS_CHANNEL}', $1)`, [ids.slice(at, at + IDS_PER_NOTIFY).join(",")]);
+    }
   }
 
   async heartbeat({ workerId, ids, leaseUntil }: Parameters<QueueStore["heartbeat"]>[0]): Promise<string[]> {
@@ -328,9 +453,15 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
 
   async rescueExpired({ queues, now, limit }: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]> {
     if (queues.length === 0) return [];
-    const rescued = await this.db.query<RescuedJob>(RESCUE_EXPIRED, [now, queues, limit, LEASE_EXPIRED_ERROR], REPLAN);
-    await this.notify(rescued.filter((j) => j.status === "pending").map((j) => j.queue));
-    return rescued;
+    // One transaction, so a child failed for good by its lapsed lease is counted by its parent or not failed at all.
+    const { rescued, effects } = await this.db.overlapped(async (query) => {
+      const rescued = await query<RescuedJob & { waited: boolean; parent: string | null }>(RESCUE_EXPIRED, [now, queues, limit, LEASE_EXPIRED_ERROR], REPLAN);
+      const ended = rescued.filter((j) => j.status === "failed" && j.parent !== null).map((j) => ({ parent: j.parent!, child: j.id, failed: true, error: LEASE_EXPIRED_ERROR }));
+      return { rescued, effects: await countInParents(query, ended, now) };
+    });
+    await this.notify([...rescued.filter((j) => j.status === "pending").map((j) => j.queue), ...effects.woke]);
+    await this.notifyJobs([...rescued.filter((j) => j.waited && j.status === "failed").map((j) => j.id), ...effects.failedWaited]);
+    return rescued.map(({ waited: _, parent: __, ...job }) => job);
   }
 
   /** The trailing notify for quiet inserts; scheduled once they committed, so it never comes before them. */
@@ -360,12 +491,35 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return row?.at == null ? null : Number(row.at);
   }
 
+  async setProgress({ id, attempt, progress }: Parameters<QueueStore["setProgress"]>[0]): Promise<boolean> {
+    const [row] = await this.db.query<{ waited: boolean }>(
+      `UPDATE tickwork_jobs SET progress = $3::json WHERE id = $1 AND status = 'running' AND attempts = $2 RETURNING waited`,
+      [id, attempt, progress],
+    );
+    if (row?.waited) await this.notifyJobs([id]);
+    return row !== undefined;
+  }
+
+  async watch({ id }: { id: string }): Promise<Job | null> {
+    const [row] = await this.db.query<JobRow>(`UPDATE tickwork_jobs SET waited = true WHERE id = $1 RETURNING *`, [id]);
+    return row ? toJob(row, false) : null;
+  }
+
+  async promote({ id, now }: { id: string; now: number }): Promise<Job | null> {
+    const [row] = await this.db.query<JobRow>(
+      `UPDATE tickwork_jobs SET run_at = LEAST(run_at, $2::bigint) WHERE id = $1 AND status = 'pending' AND children_waiting = 0 RETURNING *`,
+      [id, now],
+    );
+    if (row) await this.notify([row.queue]);
+    return row ? toJob(row, false) : null;
+  }
+
   async get({ id }: { id: string }): Promise<Job | null> {
     const [row] = await this.db.query<JobRow>(`SELECT * FROM tickwork_jobs WHERE id = $1`, [id]);
     return row ? toJob(row, false) : null;
   }
 
-  async list({ queue, status, key, before, limit }: ListParams): Promise<Job[]> {
+  async list({ queue, status, key, due, now, minAttempts, parent, order = "newest", before, after, limit }: ListParams): Promise<Job[]> {
     const where: string[] = [];
     const params: unknown[] = [];
     const add = (clause: string, value: unknown) => {
@@ -375,10 +529,17 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     if (queue !== undefined) add("queue = ?", queue);
     if (status !== undefined) add("status = ?", status);
     if (key !== undefined) add("key = ?", key);
+    if (due !== undefined) {
+      where.push("status = 'pending'");
+      add(due ? "run_at <= ?" : "run_at > ?", now);
+    }
+    if (minAttempts !== undefined) add("attempts >= ?", minAttempts);
+    if (parent !== undefined) add("parent_id = ?", parent);
     if (before !== undefined) add("id < ?", before);
+    if (after !== undefined) add("id > ?", after);
     params.push(limit);
     const rows = await this.db.query<JobRow>(
-      `SELECT * FROM tickwork_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT $${params.length}`,
+      `SELECT * FROM tickwork_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id ${order === "oldest" ? "ASC" : "DESC"} LIMIT $${params.length}`,
       params,
     );
     return rows.map((row) => toJob(row, false));
@@ -386,7 +547,8 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
 
   async countByStatus({ queues }: { queues?: string[] }) {
     const rows = await this.db.query<{ queue: string; status: JobStatus; n: string }>(
-      `SELECT queue, status, count(*) AS n FROM tickwork_jobs ${queues ? "WHERE queue = ANY($1)" : ""} GROUP BY queue, status`,
+      // Kept by the writes' triggers, a row per backend that wrote: a few rows, however many jobs there are.
+      `SELECT queue, status, sum(n) AS n FROM tickwork_job_counts ${queues ? "WHERE queue = ANY($1)" : ""} GROUP BY queue, status`,
       queues ? [queues] : [],
     );
     return foldCounts(rows);
@@ -394,7 +556,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
 
   async retry({ id, now }: { id: string; now: number }): Promise<Job | null> {
     const [row] = await this.db.query<JobRow>(
-      `UPDATE tickwork_jobs j SET status = 'pending', attempts = 0, run_at = $2, started_at = NULL, finished_at = NULL
+      `UPDATE tickwork_jobs j SET status = 'pending', attempts = 0, run_at = $2, started_at = NULL, finished_at = NULL, ${KEEP_LAST_ATTEMPT}
        WHERE j.id = $1 AND j.status IN ('failed', 'cancelled') AND ${KEY_FREE} RETURNING j.*`,
       [id, now],
     );
@@ -404,7 +566,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
 
   async retryFailed({ queue, now }: { queue: string; now: number }): Promise<number> {
     const rows = await this.db.query<{ id: string }>(
-      `UPDATE tickwork_jobs j SET status = 'pending', attempts = 0, run_at = $2, started_at = NULL, finished_at = NULL
+      `UPDATE tickwork_jobs j SET status = 'pending', attempts = 0, run_at = $2, started_at = NULL, finished_at = NULL, ${KEEP_LAST_ATTEMPT}
        WHERE j.queue = $1 AND j.status = 'failed' AND ${KEY_FREE} RETURNING j.id`,
       [queue, now],
     );
@@ -413,12 +575,80 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
   }
 
   async cancel({ id, now }: { id: string; now: number }): Promise<Job | null> {
-    const [row] = await this.db.query<JobRow>(
-      `UPDATE tickwork_jobs SET status = 'cancelled', finished_at = $2, worker_id = NULL, lease_until = NULL
-       WHERE id = $1 AND ${LIVE} RETURNING *`,
-      [id, now],
-    );
+    const { row, effects } = await this.db.transaction(function* (tx) {
+      const [row] = yield* tx.query<JobRow>(
+        `UPDATE tickwork_jobs SET status = 'cancelled', finished_at = $2, worker_id = NULL, lease_until = NULL
+         WHERE id = $1 AND ${LIVE} RETURNING *`,
+        [id, now],
+      );
+      // A cancelled child is a child that will not succeed: its parent counts it as failed.
+      const effects = row?.parent_id != null ? yield* propagate(tx, [{ parent: String(row.parent_id), child: id, failed: true, error: "cancelled" }], now) : { woke: [], failedWaited: [] };
+      return { row, effects };
+    });
+    await this.notify(effects.woke);
+    await this.notifyJobs([...(row?.waited ? [id] : []), ...effects.failedWaited]);
     return row ? toJob(row, false) : null;
+  }
+
+  async insertFlow({ nodes, now }: Parameters<QueueStore["insertFlow"]>[0]): Promise<string[]> {
+    const ids = await this.db.transaction(function* (tx) {
+      const ids: string[] = new Array(nodes.length);
+      // Nodes come parents first, each parent's children side by side: one statement per parent.
+      for (let at = 0; at < nodes.length; ) {
+        const parent = nodes[at]!.parent;
+        let end = at + 1;
+        while (end < nodes.length && nodes[end]!.parent === parent && parent >= 0) end++;
+        const slice = nodes.slice(at, end);
+        const traced = slice.some((n) => n.traceContext !== undefined);
+        const rows = yield* tx.query<{ id: string }>(traced ? INSERT_FLOW_NODES_TRACED : INSERT_FLOW_NODES, [
+          now, parent < 0 ? null : ids[parent],
+          slice.map((n) => n.queue), slice.map((n) => n.payload), slice.map((n) => n.key), slice.map((n) => n.priority), slice.map((n) => n.runAt),
+          slice.map((n) => n.maxAttempts), slice.map((n) => n.maxAttemptsFromQueue ?? false), slice.map((n) => n.group ?? null), slice.map((n) => n.waited ?? false),
+          slice.map((n) => n.children), slice.map((n) => n.childFailure), ...(traced ? [slice.map((n) => n.traceContext ?? null)] : []),
+        ]);
+        rows.forEach((row, i) => (ids[at + i] = row.id));
+        at = end;
+      }
+      return ids;
+    });
+    await this.notify(nodes.filter((n) => n.children === 0 && n.runAt <= now).map((n) => n.queue));
+    return ids;
+  }
+
+  async childResults({ id }: { id: string }) {
+    const rows = await this.db.query<ChildRow>(`SELECT id::text AS id, queue, status, result, last_error FROM tickwork_jobs WHERE parent_id = $1 ORDER BY id`, [id]);
+    return rows.map((row) => toChildResult(row, false));
+  }
+
+  async deleteFinished({ id }: { id: string }): Promise<Job | null> {
+    const [row] = await this.db.query<JobRow>(`DELETE FROM tickwork_jobs WHERE id = $1 AND status IN ('succeeded', 'failed', 'cancelled') RETURNING *`, [id]);
+    return row ? toJob(row, false) : null;
+  }
+
+  async countScheduled({ queues, now }: { queues: string[]; now: number }): Promise<Record<string, number>> {
+    if (queues.length === 0) return {};
+    const rows = await this.db.query<{ queue: string; n: string }>(COUNT_SCHEDULED, [queues, now]);
+    return Object.fromEntries(rows.filter((r) => Number(r.n) > 0).map((r) => [r.queue, Number(r.n)]));
+  }
+
+  readonly keepsCounts = true;
+
+  async compactCounts(): Promise<number> {
+    // A backend that is gone never adds to its counters again: they are folded into shard 0. The
+    // DELETE locks each row it folds, so two processes compacting at once fold every row once.
+    const [{ n: folded }] = (await this.db.query<{ n: string }>(
+      `WITH gone AS (
+         DELETE FROM tickwork_job_counts WHERE shard <> 0 AND shard NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)
+         RETURNING queue, status, n
+       ), folded AS (
+         INSERT INTO tickwork_job_counts AS c (queue, status, shard, n)
+         SELECT queue, status, 0, sum(n) FROM gone GROUP BY queue, status ORDER BY queue, status
+         ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n
+       )
+       SELECT count(*) AS n FROM gone`,
+    )) as [{ n: string }];
+    const emptied = await this.db.query(`DELETE FROM tickwork_job_counts WHERE shard = 0 AND n = 0 RETURNING 1`);
+    return Number(folded) + emptied.length;
   }
 
   async pruneFinished({ status, before, limit }: Parameters<QueueStore["pruneFinished"]>[0]): Promise<number> {

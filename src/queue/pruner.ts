@@ -30,5 +30,10 @@ export class Pruner {
     // claim that is about to lock the row (it would then merely find it missing, and full).
     const buckets = await store.pruneBuckets({ before: now - BUCKET_IDLE_MS, limit: PRUNE_BATCH });
     if (buckets) logger.debug("limits.pruned", { count: buckets });
+    // A key's period that ended says nothing a missing row does not either.
+    const keys = await store.pruneKeys({ before: now, limit: PRUNE_BATCH });
+    if (keys) logger.debug("keys.pruned", { count: keys });
+    const counters = await store.compactCounts();
+    if (counters) logger.debug("counts.compacted", { count: counters });
   }
 }

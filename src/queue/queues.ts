@@ -1,16 +1,31 @@
 import type { Clock } from "../core/clock.js";
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError, describe } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import type { TracerLike } from "../core/tracing.js";
 import { JobAbortedError, UnknownQueueError } from "./errors.js";
 import type { EnqueuedJob } from "./job.js";
 import { Jobs } from "./jobs.js";
 import { QueueControls } from "./controls.js";
 import { Limiters } from "./limiter.js";
-import { parseQueueOptions, type EnqueueOptions, type QueueOptions } from "./options.js";
+import { parseQueueOptions, type BatchQueueOptions, type EnqueueOptions, type QueueOptions } from "./options.js";
 import { Pruner, type Retention } from "./pruner.js";
 import { Queue } from "./queue.js";
 import { Rescuer } from "./rescuer.js";
 import type { QueueStore } from "./store.js";
+import { JobWaits } from "./waits.js";
+import { MAX_FLOW_JOBS } from "./flows.js";
+
+/** `tw.batch`'s options: the items' queue, and the job to run once every item has ended. */
+export interface BatchOptions {
+  queue: string;
+  onComplete: { queue: string; payload: unknown };
+}
+
+/** A batch as written: the completion job's id, and the items' job ids in the order given. */
+export interface BatchJobs {
+  id: string;
+  jobs: string[];
+}
 import { QueueWorker } from "./worker.js";
 
 export interface QueuesDeps {
@@ -21,6 +36,10 @@ export interface QueuesDeps {
   /** Longest an idle worker waits before looking for due jobs by itself. */
   pollIntervalMs: number;
   retention: Retention;
+  /** The store's signals about awaited jobs from every process, if it has them. */
+  subscribeJobs?: (onJob: (id: string) => void) => Promise<() => Promise<void>>;
+  /** Spans for enqueues and job runs, when the engine traces. */
+  tracer?: TracerLike;
 }
 
 /** What one `runDue` pass did, and when the queues next have work. */
@@ -48,13 +67,17 @@ export class Queues {
   private readonly workers = new Map<string, QueueWorker>();
   private readonly rescuer: Rescuer;
   private readonly pruner: Pruner;
+  /** Callers awaiting jobs' ends (jobs.wait, enqueueAndWait). */
+  private readonly waits: JobWaits;
   private started = false;
 
   constructor(private readonly deps: QueuesDeps) {
     const { store, clock, logger, retention } = deps;
+    this.waits = new JobWaits({ store, clock, subscribe: deps.subscribeJobs });
     this.jobs = new Jobs({
       store,
       logger,
+      waits: this.waits,
       now: () => clock.now(),
       knownQueues: () => this.names,
       wake: (queue) => this.wake(queue),
@@ -79,12 +102,16 @@ export class Queues {
   }
 
   /** Declares a queue; with a handler, this process gets a worker for it (running at once if started). */
-  declare<P>(name: string, options: QueueOptions<P>): Queue<P> {
+  declare<P>(name: string, options: QueueOptions<P> | BatchQueueOptions<P>): Queue<P> {
     if (this.declared.has(name)) throw new InvalidInputError(`queue "${name}" is already declared`);
     const config = parseQueueOptions(name, options);
-    const { store, clock, logger, instanceId, pollIntervalMs } = this.deps;
-    const worker = config.handler ? new QueueWorker(config, { store, clock, logger, instanceId, pollIntervalMs }) : undefined;
-    const queue = new Queue<P>(config, { store, logger, now: () => clock.now(), worker });
+    const { store, clock, logger, instanceId, pollIntervalMs, tracer } = this.deps;
+    const waits = this.waits;
+    const worker = config.handler ? new QueueWorker(config, { store, clock, logger, instanceId, pollIntervalMs, waits, wake: (name) => this.wake(name), tracer }) : undefined;
+    const queue = new Queue<P>(config, {
+      store, logger, now: () => clock.now(), worker, waits, tracer,
+      configOf: (name) => this.declared.get(name)?.config, knownQueues: () => this.names, wake: (name) => this.wake(name),
+    });
     this.declared.set(name, queue as Queue<unknown>);
     if (worker) {
       this.workers.set(name, worker);
@@ -98,6 +125,30 @@ export class Queues {
     const q = this.declared.get(queue);
     if (!q) throw new UnknownQueueError(queue, this.names);
     return q.enqueue(payload, options);
+  }
+
+  /**
+   * Enqueues `items` as jobs of `queue` and one completion job (`onComplete`) that runs once, when all
+   * of them have ended, failed ones included: a flow whose root is the completion job, reading the
+   * counts in `job.children` and each result with `ctx.childResults()`.
+   */
+  async batch<P>(items: P[], options: BatchOptions): Promise<BatchJobs> {
+    const where = "tw.batch";
+    if (!Array.isArray(items)) throw new InvalidInputError(`${where}: items must be an array of payloads, got ${describe(items)}`);
+    if (items.length === 0) throw new InvalidInputError(`${where}: items is empty: a batch needs at least one item`);
+    if (items.length >= MAX_FLOW_JOBS) throw new InvalidInputError(`${where}: items holds ${items.length} payloads; a batch holds at most ${MAX_FLOW_JOBS - 1}`);
+    if (options === null || typeof options !== "object") throw new InvalidInputError(`${where}: options must be { queue, onComplete: { queue, payload } }, got ${describe(options)}`);
+    const { queue, onComplete } = options;
+    if (typeof queue !== "string") throw new InvalidInputError(`${where}: queue must be a declared queue's name, got ${describe(queue)}`);
+    if (onComplete === null || typeof onComplete !== "object") throw new InvalidInputError(`${where}: onComplete must be { queue, payload }, got ${describe(onComplete)}`);
+    const done = this.declared.get(onComplete.queue);
+    if (!done) throw new UnknownQueueError(String(onComplete.queue), this.names);
+    const flow = await done.enqueueFlow({
+      payload: onComplete.payload,
+      onChildFailure: "continue",
+      children: items.map((payload) => ({ queue, payload })),
+    });
+    return { id: flow.id, jobs: flow.children.map((c) => c.id) };
   }
 
   /** Something may be due on `queue` (a notification, a retry): its worker here, if any, looks. */
@@ -164,6 +215,7 @@ export class Queues {
   /** Stops every worker gracefully, giving running jobs `graceMs` (see QueueWorker.stop). */
   async stop(graceMs: number): Promise<void> {
     await Promise.all([...this.workers.values()].map((w) => w.stop(graceMs)));
+    await this.waits.close();
   }
 
   /** The queues whose jobs this process runs, as the start-up event lists them. */

@@ -1,5 +1,6 @@
 import type { BucketSpec, BucketState } from "./bucket.js";
-import type { Job, JobStatus } from "./job.js";
+import type { ChildResult, Job, JobStatus } from "./job.js";
+import type { KeyMode } from "./keyed-sql.js";
 
 /**
  * The queue's storage seam: verb-named operations, one params object each. Each dialect implements
@@ -13,6 +14,13 @@ export interface QueueStore {
    * already running their first attempt under that worker's lease (a hand-off: see QueueWorker.handoff).
    */
   insertMany(params: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient; claim?: InsertClaim }): Promise<InsertResult[]>;
+
+  /**
+   * Inserts one keyed job with a mode (see KeyMode) in one transaction of conditional writes: the
+   * pending holder updated (replace, debounce), or the key's period taken (window); its result is the
+   * new job, or the job the key gave back (`duplicate`).
+   */
+  insertKeyed(params: { queue: string; row: NewJobRow & { key: string }; mode: KeyMode; now: number }): Promise<InsertResult>;
 
   /**
    * insertMany for a large batch, in one transaction (all rows or none), asking `rows` for one slice
@@ -51,6 +59,9 @@ export interface QueueStore {
    * back down to it as its jobs finish); otherwise the cap.
    */
   holdSlots(params: { queue: string; workerId: string; want: number; cap: number; now: number; until: number }): Promise<SlotHold>;
+
+  /** Deletes up to `limit` keys held for a period that ended before `before` (see insertKeyed). */
+  pruneKeys(params: { before: number; limit: number }): Promise<number>;
 
   /** Takes `n` tokens of a shared bucket if it has them; otherwise says when to ask again. */
   takeTokens(params: { spec: BucketSpec; n: number; now: number }): Promise<{ granted: boolean; retryAt: number }>;
@@ -101,9 +112,38 @@ export interface QueueStore {
    */
   nextWakeAt(params: { queues: string[]; leases?: boolean }): Promise<number | null>;
 
+  /**
+   * Records a running attempt's progress (JSON text), if `attempt` is still the one running. Returns
+   * whether it applied. A store with notifications signals the job's waiters in other processes.
+   */
+  setProgress(params: { id: string; attempt: number; progress: string }): Promise<boolean>;
+
+  /**
+   * The job, marked as awaited, so its end (and progress) is signalled to other processes by a store
+   * with notifications (`subscribeJobs`); null if no job has this id.
+   */
+  watch(params: { id: string }): Promise<Job | null>;
+
+  /**
+   * Writes a flow in one transaction (all of it, or nothing): `nodes` parents first, each child
+   * naming its parent's index. A node with children waits (pending, due at the end of time) until
+   * every child ended; returns the ids in the order of `nodes`.
+   */
+  insertFlow(params: { nodes: FlowNodeRow[]; now: number }): Promise<string[]>;
+
+  /** A parent's children, in the order they were written, with their results. */
+  childResults(params: { id: string }): Promise<ChildResult[]>;
+
+  /** A pending job due later runs now (its runAt becomes `now`). Returns the job, or null if it is not pending. */
+  promote(params: { id: string; now: number }): Promise<Job | null>;
+
   get(params: { id: string }): Promise<Job | null>;
   list(params: ListParams): Promise<Job[]>;
-  countByStatus(params: { queues?: string[] }): Promise<QueueCounts[]>;
+  /** Job counts by queue and status; with `live`, pending and running only (the finished ones read as 0). */
+  countByStatus(params: { queues?: string[]; live?: boolean }): Promise<QueueCounts[]>;
+
+  /** Deletes a finished job (succeeded, failed or cancelled). Returns it, or null if it is not finished. */
+  deleteFinished(params: { id: string }): Promise<Job | null>;
 
   /** failed or cancelled -> pending, attempts reset. Returns the job, or null if its state forbids it. */
   retry(params: { id: string; now: number }): Promise<Job | null>;
@@ -113,6 +153,23 @@ export interface QueueStore {
   cancel(params: { id: string; now: number }): Promise<Job | null>;
 
   /** Deletes up to `limit` jobs that finished with `status` before `before`. Returns how many. */
+  /**
+   * Pending jobs whose run time is after `now` (delays, retries' backoffs, flow parents waiting), by
+   * queue: a range of the due-time index, read without the jobs' rows, its cost the scheduled jobs'
+   * number, never the backlog's. The due ones are the queue's pending count less these.
+   */
+  countScheduled(params: { queues: string[]; now: number }): Promise<Record<string, number>>;
+  /**
+   * Whether `countByStatus` reads counters the writes keep (a few rows, whatever the table holds:
+   * PostgreSQL), or counts finished jobs by reading them (SQLite, where a counter trigger cost a
+   * third of the throughput): a reader polling often should then cache the finished counts.
+   */
+  readonly keepsCounts: boolean;
+  /**
+   * Tidies the job counts the writes keep: drops counters of queues with no job left, and on a store
+   * that keeps a counter per connection, folds those of connections that are gone. Returns rows removed.
+   */
+  compactCounts(): Promise<number>;
   pruneFinished(params: { status: Extract<JobStatus, "succeeded" | "failed" | "cancelled">; before: number; limit: number }): Promise<number>;
 }
 
@@ -132,11 +189,18 @@ export interface NewJobRow {
   priority: number;
   runAt: number;
   maxAttempts: number;
+  /** Someone awaits the job's end (`enqueueAndWait`): settling it signals them. Default false. */
+  waited?: boolean;
   /**
    * `maxAttempts` is the enqueuing process's queue default rather than the job's own: the worker
    * that claims the job replaces it with its declaration's. Default false.
    */
   maxAttemptsFromQueue?: boolean;
+  /**
+   * The W3C Trace Context of the enqueue that created the job (see core/tracing.ts), when the engine
+   * traces; absent otherwise, and then the insert's statement and parameters are the untraced ones.
+   */
+  traceContext?: string;
 }
 
 /** The worker that new rows are written as claimed by, and until when it holds them. */
@@ -163,15 +227,34 @@ export type InsertResult = { id: string; duplicate: false } | { id: string; dupl
 
 /** How a job's attempt settles, as the worker records it (`settleMany`). */
 export type JobOutcome =
-  | { kind: "succeeded"; id: string; attempt: number }
+  /**
+   * `result`: the handler's return value as JSON text; absent when it returned nothing. `parent`: the
+   * job's flow parent, which counts its end in the same transaction.
+   */
+  | { kind: "succeeded"; id: string; attempt: number; result?: string; parent?: string }
   /** `retryAt` null: no retry, the job fails for good. */
-  | { kind: "failed"; id: string; attempt: number; error: string; retryAt: number | null }
+  | { kind: "failed"; id: string; attempt: number; error: string; retryAt: number | null; parent?: string }
   /** Graceful shutdown: back to pending at once, the attempt not counted, its place kept as a rescue keeps it. */
-  | { kind: "released"; id: string; attempt: number };
+  | { kind: "released"; id: string; attempt: number }
+  /** Back to pending until `runAt`, the attempt not counted, the job's snoozes counted; kept in its history. */
+  | { kind: "snoozed"; id: string; attempt: number; runAt: number };
 
 export interface SettleResult {
   /** Outcomes refused because the job is no longer running that attempt (lease lost, cancelled). */
   refused: string[];
+  /** Queues of flow parents these outcomes made due (their last child ended). */
+  woke?: string[];
+}
+
+/** One job of a flow as `insertFlow` writes it. */
+export interface FlowNodeRow extends NewJobRow {
+  queue: string;
+  /** Index of its parent in the flow's nodes (always before it); -1 for the root. */
+  parent: number;
+  /** Its direct children. */
+  children: number;
+  /** What a child failing for good does to it; null without children. */
+  childFailure: "fail" | "continue" | null;
 }
 
 export interface RescuedJob {
@@ -186,8 +269,19 @@ export interface ListParams {
   queue?: string;
   status?: JobStatus;
   key?: string;
-  /** Keyset pagination: jobs with an id below this one (lists are newest first). */
+  /** Pending jobs due by `now` (true) or scheduled after it (false). */
+  due?: boolean;
+  now: number;
+  /** Jobs that started at least this many attempts. */
+  minAttempts?: number;
+  /** A flow parent's id: its direct children (`parent_id`, indexed by `tickwork_jobs_parent`). */
+  parent?: string;
+  /** Newest first (the default: by id descending) or oldest first. */
+  order?: "newest" | "oldest";
+  /** Keyset pagination, newest first: jobs with an id below this one. */
   before?: string;
+  /** Keyset pagination, oldest first: jobs with an id above this one. */
+  after?: string;
   limit: number;
 }
 

@@ -1,6 +1,7 @@
 import type { Clock, TimerHandle } from "../core/clock.js";
 import { errorText } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
+import type { TracerLike } from "../core/tracing.js";
 import { waitAtMost } from "../core/timeout.js";
 import { JobAbortedError } from "./errors.js";
 import { JobExecutor } from "./executor.js";
@@ -8,6 +9,8 @@ import type { Job } from "./job.js";
 import { Leases, type HeldJob } from "./leases.js";
 import type { QueueConfig } from "./options.js";
 import { OutcomeBatcher } from "./outcomes.js";
+import { ProgressWriter } from "./progress.js";
+import type { JobWaits } from "./waits.js";
 import { RateLimiter } from "./rate-limit.js";
 import { Slots } from "./slots.js";
 import type { ClaimHold, ClaimLimits, ClaimResult, QueueStore } from "./store.js";
@@ -38,6 +41,12 @@ export interface WorkerDeps {
   instanceId: string;
   /** Longest idle wait before looking for due jobs again (other processes' enqueues on SQLite). */
   pollIntervalMs: number;
+  /** Callers in this process awaiting jobs: told of each job's end and progress here at once. */
+  waits: JobWaits;
+  /** Jobs became due on `queue` (a flow parent whose last child ended here): its worker here, if any, looks. */
+  wake: (queue: string) => void;
+  /** Each run gets a span linked to its job's enqueue, when the engine traces. */
+  tracer?: TracerLike;
 }
 
 /**
@@ -53,6 +62,9 @@ export class QueueWorker {
   readonly workerId: string;
   private readonly running = new Map<string, HeldJob>();
   private buffer: HeldJob[] = [];
+  /** A batch queue's jobs waiting for their batch to fill (they count as running). */
+  private readonly gathering: HeldJob[] = [];
+  private gatherTimer: TimerHandle | undefined;
   private readonly outcomes: OutcomeBatcher;
   private readonly executor: JobExecutor;
   private readonly leases: Leases;
@@ -118,13 +130,28 @@ export class QueueWorker {
     this.batch = config.batchSize;
     this.maxBatch = config.adaptiveBatch ? Math.min(Math.max(16 * config.concurrency, 500), 1_000) : config.batchSize;
     // Outcomes written: a queue held at a concurrency limit has a slot free in the store only now.
-    this.outcomes = new OutcomeBatcher(store, () => clock.now(), () => {
-      if (this.lastHold === "globalConcurrency" || this.lastHold === "groupConcurrency") this.exhausted = false;
-      this.pump();
+    this.outcomes = new OutcomeBatcher(
+      store,
+      () => clock.now(),
+      () => {
+        if (this.lastHold === "globalConcurrency" || this.lastHold === "groupConcurrency") this.exhausted = false;
+        this.pump();
+      },
+      (queues) => queues.forEach((queue) => deps.wake(queue)),
+    );
+    const progress = new ProgressWriter({
+      store, clock, logger, maxBytes: config.maxResultBytes,
+      reported: (id, attempt, value) => deps.waits.progressed(id, attempt, value),
+      storeError: (operation, error) => this.storeError(operation, error),
     });
-    this.executor = new JobExecutor(config, { clock, logger, outcomes: this.outcomes, retryScheduled: (at) => this.wakeBy(at) });
+    this.executor = new JobExecutor(config, {
+      clock, logger, outcomes: this.outcomes, progress, tracer: deps.tracer,
+      retryScheduled: (at) => this.wakeBy(at),
+      ended: (id) => deps.waits.signal(id),
+    });
     this.leases = new Leases({
       store, clock, logger, workerId: this.workerId, leaseMs: config.leaseMs, outcomes: this.outcomes,
+      services: { report: (job, value) => progress.report(job, value), childResults: (job) => (job.children ? store.childResults({ id: job.id }) : Promise.resolve([])) },
       held: () => [...this.running.values(), ...this.buffer],
       lost: (entry) => (this.buffer = this.buffer.filter((e) => e !== entry)),
       storeError: (operation, error) => this.storeError(operation, error),
@@ -147,9 +174,13 @@ export class QueueWorker {
           });
   }
 
-  /** Jobs this worker may run at once: its concurrency, within the slots it holds of a globalConcurrency. */
+  /**
+   * Jobs this worker may run at once: its concurrency (of batches, for a batch queue), within the
+   * slots it holds of a globalConcurrency.
+   */
   private get capacity(): number {
-    return this.slots ? Math.min(this.config.concurrency, this.slots.usable) : this.config.concurrency;
+    const jobs = this.config.concurrency * (this.config.batch?.size ?? 1);
+    return this.slots ? Math.min(jobs, this.slots.usable) : jobs;
   }
 
   get stats() {
@@ -222,6 +253,8 @@ export class QueueWorker {
     await this.claimInFlight;
     await this.idleCheck;
     for (const entry of this.buffer.splice(0)) this.leases.release(entry);
+    // A batch still gathering runs now with what it has: no more jobs are coming.
+    while (this.gathering.length) this.runGathered();
     if (this.running.size) {
       await waitAtMost(this.deps.clock, graceMs, new Promise<void>((resolve) => this.whenEmpty.push(resolve)));
       for (const entry of this.running.values()) {
@@ -462,6 +495,7 @@ export class QueueWorker {
   }
 
   private launch(entry: HeldJob): void {
+    if (this.config.batch) return this.gather(entry);
     this.running.set(entry.job.id, entry);
     const started = performance.now();
     void this.executor.run(entry).then((outcome) => {
@@ -471,6 +505,36 @@ export class QueueWorker {
       if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
       this.pump();
     });
+  }
+
+  /**
+   * A batch queue's job joins the batch being gathered: it runs when the batch is full, or `wait`
+   * after its first job joined.
+   */
+  private gather(entry: HeldJob): void {
+    const { size, waitMs } = this.config.batch!;
+    this.running.set(entry.job.id, entry);
+    this.gathering.push(entry);
+    if (this.gathering.length >= size) this.runGathered();
+    else this.gatherTimer ??= this.deps.clock.setTimeout(() => this.runGathered(), waitMs);
+  }
+
+  private runGathered(): void {
+    if (this.gatherTimer) this.deps.clock.clearTimeout(this.gatherTimer);
+    this.gatherTimer = undefined;
+    const entries = this.gathering.splice(0, this.config.batch!.size);
+    if (entries.length === 0) return;
+    const started = performance.now();
+    void this.executor.runBatch(entries).then((outcomes) => {
+      this.jobMs += ((performance.now() - started) / entries.length - this.jobMs) / 8;
+      entries.forEach((entry, i) => {
+        this.running.delete(entry.job.id);
+        if (!entry.released) this.executor.settle(entry.job, outcomes[i]!).catch((error) => this.storeError("settle", error));
+      });
+      if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
+      this.pump();
+    });
+    if (this.gathering.length) this.gatherTimer = this.deps.clock.setTimeout(() => this.runGathered(), this.config.batch!.waitMs);
   }
 
   // ---- tick driver -------------------------------------------------------------------------
@@ -509,7 +573,7 @@ export class QueueWorker {
   private async runDueHolding(budget: number): Promise<{ ran: number; more: boolean; heldUntil?: number }> {
     let ran = 0;
     while (ran < budget) {
-      const asked = this.limiter.allowance(Math.min(this.config.concurrency, budget - ran));
+      const asked = this.limiter.allowance(Math.min(this.config.concurrency * (this.config.batch?.size ?? 1), budget - ran));
       if (asked === 0) {
         const now = this.deps.clock.now();
         return { ran, more: false, heldUntil: now + this.limiter.wait(now) };
@@ -527,14 +591,7 @@ export class QueueWorker {
         cutBySlots = held < asked;
       }
       const { entries, result } = await this.claim(limit, { asked, cutBySlots });
-      await Promise.all(
-        entries.map(async (entry) => {
-          this.running.set(entry.job.id, entry);
-          const outcome = await this.executor.run(entry);
-          this.running.delete(entry.job.id);
-          await this.executor.settle(entry.job, outcome);
-        }),
-      );
+      await Promise.all(this.config.batch ? this.runBatches(entries) : entries.map((entry) => this.runOne(entry)));
       await this.outcomes.drain();
       ran += entries.length;
       if (result.held && entries.length < limit) {
@@ -545,6 +602,30 @@ export class QueueWorker {
       if (entries.length < limit) return { ran, more: false };
     }
     return { ran, more: true };
+  }
+
+  private async runOne(entry: HeldJob): Promise<void> {
+    this.running.set(entry.job.id, entry);
+    const outcome = await this.executor.run(entry);
+    this.running.delete(entry.job.id);
+    await this.executor.settle(entry.job, outcome);
+  }
+
+  /** A tick's claimed jobs of a batch queue, in batches of its size (a tick waits for nothing more). */
+  private runBatches(entries: HeldJob[]): Promise<void>[] {
+    const { size } = this.config.batch!;
+    const batches: Promise<void>[] = [];
+    for (let at = 0; at < entries.length; at += size) {
+      const batch = entries.slice(at, at + size);
+      for (const entry of batch) this.running.set(entry.job.id, entry);
+      batches.push(
+        this.executor.runBatch(batch).then(async (outcomes) => {
+          for (const entry of batch) this.running.delete(entry.job.id);
+          await Promise.all(batch.map((entry, i) => this.executor.settle(entry.job, outcomes[i]!)));
+        }),
+      );
+    }
+    return batches;
   }
 
   // ---- shared ------------------------------------------------------------------------------

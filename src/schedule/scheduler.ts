@@ -7,6 +7,7 @@ import type { Logger } from "../core/logger.js";
 import { retryAfterMs } from "../core/retry-after.js";
 import { toInstant, toTime } from "../core/time.js";
 import { raceTimeout, waitAtMost } from "../core/timeout.js";
+import { SPAN_KIND, failSpan, inSpan, type SpanLike, type TracerLike } from "../core/tracing.js";
 import { CadenceError, TaskAbortedError } from "./errors.js";
 import type { ScheduleStore, TaskRow } from "./store.js";
 import { parseTask, type RunResult, type TaskDefinition, type TaskOptions, type TaskOutcome, type TaskStatus } from "./task.js";
@@ -20,6 +21,8 @@ export interface TaskSchedulerDeps {
   maxIdleMs: number;
   /** Told of each run whose outcome was recorded (not of one refused after a takeover); must not throw. */
   onRunFinished?: (task: string, outcome: TaskOutcome) => void;
+  /** Each run gets a span, when the engine traces. */
+  tracer?: TracerLike;
 }
 
 interface LocalRun {
@@ -211,7 +214,7 @@ export class TaskScheduler {
   /** Starts a run and tracks it locally until it is recorded. */
   private launch(def: TaskDefinition, run: { scheduledAt: number; missed: number; manual: boolean; leased: boolean }): Promise<RunResult> {
     const controller = new AbortController();
-    const done = this.execute(def, run, controller).finally(() => {
+    const done = this.traced(def, run, controller).finally(() => {
       if (this.local.get(def.name)?.done === done) this.local.delete(def.name);
       if (this.active) this.poke();
     });
@@ -219,7 +222,22 @@ export class TaskScheduler {
     return done;
   }
 
-  private async execute(def: TaskDefinition, run: { scheduledAt: number; missed: number; manual: boolean; leased: boolean }, controller: AbortController): Promise<RunResult> {
+  /**
+   * A run, in a `run <task>` span when the engine traces: a trace of its own (the scheduler's loop
+   * starts it, not the code around `start()` or `tick()`), failed when the run failed.
+   */
+  private traced(def: TaskDefinition, run: { scheduledAt: number; missed: number; manual: boolean; leased: boolean }, controller: AbortController): Promise<RunResult> {
+    const { tracer } = this.deps;
+    if (!tracer) return this.execute(def, run, controller);
+    const attributes = { "tickwork.task.name": def.name, "tickwork.task.scheduled_at": run.scheduledAt, "tickwork.task.manual": run.manual, "tickwork.task.missed": run.missed };
+    return inSpan(tracer, `run ${def.name}`, { kind: SPAN_KIND.INTERNAL, root: true, attributes }, async (span) => {
+      const result = await this.execute(def, run, controller, span);
+      span.setAttribute("tickwork.task.outcome", result.outcome);
+      return result;
+    });
+  }
+
+  private async execute(def: TaskDefinition, run: { scheduledAt: number; missed: number; manual: boolean; leased: boolean }, controller: AbortController, span?: SpanLike): Promise<RunResult> {
     const { clock, logger, store, instanceId } = this.deps;
     const startedAt = clock.now();
     let backoffAt: number | null = null;
@@ -257,6 +275,7 @@ export class TaskScheduler {
         outcome = "backed_off";
       } else {
         outcome = "failed";
+        if (span) failSpan(span, thrown);
       }
     } finally {
       heartbeat?.stop();

@@ -1,9 +1,16 @@
 // Types only: `prom-client` is an optional peer, loaded when metrics are asked for.
 import type * as promClient from "prom-client";
+import { z } from "zod";
+import { InvalidInputError, describe } from "../core/errors.js";
+import type { LogEvent } from "../core/logger.js";
+import { parseOptions } from "../core/options.js";
+import { JOB_STATUSES } from "../queue/job.js";
+import { countsOf } from "./finished-counts.js";
+import type { ClaimHold } from "../queue/store.js";
 import { requirePeer } from "../store/peer.js";
 import type { Tickwork } from "../tickwork.js";
-import type { LogEvent } from "../core/logger.js";
-import { JOB_STATUSES } from "../queue/job.js";
+import { AttemptTimer } from "./attempt-timer.js";
+import { ZeroedHistogram } from "./zeroed-histogram.js";
 
 /** What the admin app serves at `/metrics`: text in some exposition format. */
 export interface MetricsExposition {
@@ -13,41 +20,110 @@ export interface MetricsExposition {
   close(): void;
 }
 
+const metricsOptionsSchema = z
+  .object({
+    /** prom-client's process and Node.js metrics (CPU, memory, event-loop lag, garbage collection, handles) beside the engine's; default true. */
+    defaultMetrics: z.boolean({ error: "expected true or false" }).default(true),
+  })
+  .strict();
+
+export type MetricsOptions = z.input<typeof metricsOptionsSchema>;
+
+/** Checks metrics options where they were given (`where` names the place, e.g. `adminApp: metrics`). */
+export function parseMetricsOptions(value: unknown, where: string): z.output<typeof metricsOptionsSchema> {
+  if (value !== undefined && (typeof value !== "object" || value === null || Array.isArray(value))) {
+    throw new InvalidInputError(`${where}: expected options { defaultMetrics? }, got ${describe(value)}`);
+  }
+  return parseOptions(metricsOptionsSchema, value, where);
+}
+
 const JOB_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900];
 const TASK_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
-/** A job held by a limit waits from a few milliseconds (a busy slot) to an hour (a paused upstream). */
-const LIMIT_WAIT_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
+/** A due job waits from a few milliseconds (a free slot) to an hour (a paused queue, an upstream's limit). */
+const WAIT_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
 /**
  * Groups exported per queue, the busiest first: group names come from payloads (tenants, symbols),
  * and one series per group of a queue with 100,000 tenants would swamp the scraper.
  */
 const GROUP_SERIES = 20;
 
+/** How an attempt that ran in this process ended: its `job.*` event, as the `outcome` label says it. */
+const JOB_OUTCOMES = { "job.succeeded": "succeeded", "job.retry_scheduled": "retried", "job.snoozed": "snoozed", "job.failed": "failed", "job.outcome_refused": "refused" } as const;
+const TASK_OUTCOMES = { "task.succeeded": "succeeded", "task.failed": "failed", "task.backoff": "backed_off", "task.outcome_refused": "refused" } as const;
+/** Every limit a claim can be held by (a Record, so a new kind of hold fails to compile until it is listed). */
+const HOLDS = Object.keys({ paused: 1, globalConcurrency: 1, groupConcurrency: 1, rateLimit: 1, groupRateLimit: 1 } satisfies Record<ClaimHold, 1>);
+/**
+ * The operations `store.error` names across the engine, each a series from start-up so that the
+ * first error after a restart shows in `increase()`. An operation missing here is still counted, from
+ * its first error on.
+ */
+const STORE_OPERATIONS = [
+  "claim", "settle", "heartbeat", "release", "holdSlots", "nextWakeAt", "maintenance", "schedule tick", "task run",
+  "renewLease", "outbound", "fanout after task", "idempotency find", "idempotency renew", "readyz",
+];
+
+/** The units of an engine that label its series. */
+interface Units {
+  queues: readonly string[];
+  /** Queues with flow limits: the ones `tickwork_job_limit_wait_seconds` and the claim holds apply to. */
+  limited: readonly string[];
+  tasks: readonly string[];
+  deliveries: readonly string[];
+  fanouts: readonly string[];
+  limiters: readonly string[];
+}
+
+/**
+ * prom-client's default metrics describe the process, not an engine, and each collection adds
+ * observers (garbage collection, event-loop delay) that are never released: one registry of the
+ * process, made on first use, serves every engine's scrape (and prom-client's global registry stays
+ * the user's).
+ */
+let processRegistry: promClient.Registry | undefined;
+
+function processMetrics(client: typeof promClient): promClient.Registry {
+  if (processRegistry === undefined) {
+    const registry = new client.Registry();
+    client.collectDefaultMetrics({ register: registry });
+    processRegistry = registry;
+  }
+  return processRegistry;
+}
+
 /**
  * Prometheus metrics of one engine, in a registry of their own (never prom-client's global one, so
- * two engines or the user's own metrics never collide). Counters and histograms are fed by the
- * engine's events through a logger observer, which sees every event whatever the log level; the
- * gauges (jobs by queue and status, task state, delivery outboxes, fan-out targets, queues' flow
- * control and shared budgets) are read from the store at each scrape, so they are true across processes. Node only: prom-client needs Node
- * built-ins that workerd lacks.
+ * two engines or the user's own metrics never collide), followed by the process's default metrics
+ * unless `defaultMetrics: false`. Counters and histograms are fed by the engine's events through a
+ * logger observer, which sees every event whatever the log level, and start at zero for every queue,
+ * task, delivery, fan-out and limiter the engine declares, so `increase()` sees the first event after
+ * a restart. The gauges (jobs by queue and status, the oldest due job, task state, delivery outboxes,
+ * fan-out targets, queues' flow control and shared budgets) are read from the store at each scrape,
+ * so they are true across processes. Node only: prom-client needs Node built-ins that workerd lacks.
  */
-export function prometheusMetrics(tw: Tickwork): MetricsExposition {
-  const { Counter, Gauge, Histogram, Registry } = requirePeer<typeof promClient>("prom-client", "Prometheus metrics (prometheusMetrics, or adminApp and serve without { metrics: false })");
+export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): MetricsExposition {
+  const o = parseMetricsOptions(options, "prometheusMetrics");
+  const client = requirePeer<typeof promClient>("prom-client", "Prometheus metrics (prometheusMetrics, or adminApp and serve without { metrics: false })");
+  const { Counter, Gauge, Histogram, Registry } = client;
   const registry = new Registry();
   const registers = [registry];
+  const defaults = o.defaultMetrics ? processMetrics(client) : undefined;
 
-  const jobs = new Gauge({ name: "tickwork_jobs", help: "Jobs in the store by queue and status (read at scrape).", labelNames: ["queue", "status"], registers });
-  const succeeded = new Counter({ name: "tickwork_jobs_succeeded_total", help: "Job attempts that succeeded in this process.", labelNames: ["queue"], registers });
+  const jobs = new Gauge({ name: "tickwork_jobs", help: "Jobs in the store by queue and status (read at scrape from the counts the store's writes keep).", labelNames: ["queue", "status"], registers });
+  const pendingJobs = new Gauge({ name: "tickwork_job_pending", help: "A queue's pending jobs by state: due (run time reached: the backlog) or scheduled (run time ahead: delays, backoffs, flow parents waiting) (read at scrape).", labelNames: ["queue", "state"], registers });
+  const oldestDue = new Gauge({ name: "tickwork_job_oldest_due_age_seconds", help: "How long the oldest due pending job of a queue has been due (0: none is due) (read at scrape).", labelNames: ["queue"], registers });
+  const succeeded = new Counter({ name: "tickwork_job_succeeded_total", help: "Job attempts that succeeded in this process.", labelNames: ["queue"], registers });
   const retries = new Counter({ name: "tickwork_job_retries_total", help: "Failed job attempts with a retry scheduled.", labelNames: ["queue"], registers });
-  const failed = new Counter({ name: "tickwork_jobs_failed_total", help: "Jobs that failed for good after their last attempt (dropped from the queue, kept as failed).", labelNames: ["queue"], registers });
+  const failed = new Counter({ name: "tickwork_job_failed_total", help: "Jobs that failed for good after their last attempt (dead: kept as failed, retried only by hand).", labelNames: ["queue"], registers });
   const leases = new Counter({ name: "tickwork_job_leases_expired_total", help: "Jobs rescued from a worker whose lease lapsed.", labelNames: ["queue"], registers });
-  const jobSeconds = new Histogram({ name: "tickwork_job_duration_seconds", help: "Duration of successful job attempts, from claim to completion.", labelNames: ["queue"], buckets: JOB_SECONDS, registers });
+  const jobSeconds = new ZeroedHistogram(new Histogram({ name: "tickwork_job_duration_seconds", help: "Duration of job attempts in this process, from start to recorded outcome, by outcome: succeeded, retried, snoozed (put back without spending an attempt), failed, refused (the job was cancelled or its lease lost meanwhile).", labelNames: ["queue", "outcome"], buckets: JOB_SECONDS, registers }));
+  const wait = new ZeroedHistogram(new Histogram({ name: "tickwork_job_wait_seconds", help: "How long jobs waited from their run time (when they were due) until this process started them.", labelNames: ["queue"], buckets: WAIT_SECONDS, registers }));
 
-  const taskRuns = new Counter({ name: "tickwork_task_runs_total", help: "Task runs by outcome: succeeded, failed, backed_off.", labelNames: ["task", "outcome"], registers });
-  const taskSeconds = new Histogram({ name: "tickwork_task_run_duration_seconds", help: "Duration of task runs.", labelNames: ["task", "outcome"], buckets: TASK_SECONDS, registers });
+  const taskRuns = new Counter({ name: "tickwork_task_runs_total", help: "Task runs by outcome: succeeded, failed, backed_off, refused (another process took the run over).", labelNames: ["task", "outcome"], registers });
+  const taskSeconds = new ZeroedHistogram(new Histogram({ name: "tickwork_task_run_duration_seconds", help: "Duration of task runs.", labelNames: ["task", "outcome"], buckets: TASK_SECONDS, registers }));
   const breakers = new Counter({ name: "tickwork_task_breakers_opened_total", help: "Times a task's breaker opened after consecutive failures.", labelNames: ["task"], registers });
   const consecutive = new Gauge({ name: "tickwork_task_consecutive_failures", help: "Consecutive failed runs of each task (read at scrape).", labelNames: ["task"], registers });
   const paused = new Gauge({ name: "tickwork_task_paused", help: "1 while a task is paused or its breaker is open (read at scrape).", labelNames: ["task"], registers });
+  const breakerOpen = new Gauge({ name: "tickwork_task_breaker_open", help: "1 while a task's breaker is open: it stays paused until resumed by hand (read at scrape).", labelNames: ["task"], registers });
   const backedOff = new Gauge({ name: "tickwork_task_backed_off", help: "1 while a task is skipped for an adaptive backoff (read at scrape).", labelNames: ["task"], registers });
 
   const emitted = new Counter({ name: "tickwork_delivery_items_emitted_total", help: "Items written to a delivery's outbox.", labelNames: ["delivery"], registers });
@@ -69,37 +145,80 @@ export function prometheusMetrics(tw: Tickwork): MetricsExposition {
   const limitTokens = new Gauge({ name: "tickwork_limit_tokens", help: "Tokens in a shared budget now: a queue's global rate limit (queue:<name>) or a limiter (limiter:<name>) (read at scrape).", labelNames: ["bucket"], registers });
   const limitPaused = new Gauge({ name: "tickwork_limit_paused", help: "1 while a shared budget is paused for every process, by an upstream's rate-limit answer or by hand (read at scrape).", labelNames: ["bucket"], registers });
   const throttled = new Counter({ name: "tickwork_queue_throttled_total", help: "Times this process's worker of a queue started being held back, by the limit that held it.", labelNames: ["queue", "by"], registers });
-  const limitWait = new Histogram({ name: "tickwork_job_limit_wait_seconds", help: "How long jobs of a limited queue waited past their run time before this process started them.", labelNames: ["queue"], buckets: LIMIT_WAIT_SECONDS, registers });
+  const limitWait = new ZeroedHistogram(new Histogram({ name: "tickwork_job_limit_wait_seconds", help: "How long jobs of a limited queue waited past their run time before this process started them.", labelNames: ["queue"], buckets: WAIT_SECONDS, registers }));
   const limiterPauses = new Counter({ name: "tickwork_limiter_paused_total", help: "Pauses of a limiter made in this process (an upstream's 429 or rate-limit headers, or by hand).", labelNames: ["limiter"], registers });
 
   const storeErrors = new Counter({ name: "tickwork_store_errors_total", help: "Store calls that failed in the background (retried).", labelNames: ["operation"], registers });
   const events = new Counter({ name: "tickwork_events_total", help: "Every event the engine emitted, by name and level, whatever the log level.", labelNames: ["event", "level"], registers });
 
+  /** Creates the series of every unit at zero; those that exist keep their values. */
+  const zeroes = (u: Units): void => {
+    for (const queue of u.queues) {
+      for (const counter of [succeeded, retries, failed, leases]) counter.inc({ queue }, 0);
+      for (const outcome of Object.values(JOB_OUTCOMES)) jobSeconds.zero({ queue, outcome });
+      wait.zero({ queue });
+      throttled.inc({ queue, by: "paused" }, 0);
+    }
+    for (const queue of u.limited) {
+      limitWait.zero({ queue });
+      for (const by of HOLDS) throttled.inc({ queue, by }, 0);
+    }
+    for (const task of u.tasks) {
+      breakers.inc({ task }, 0);
+      for (const outcome of Object.values(TASK_OUTCOMES)) {
+        taskRuns.inc({ task, outcome }, 0);
+        taskSeconds.zero({ task, outcome });
+      }
+    }
+    for (const delivery of u.deliveries) for (const counter of [emitted, deliveryRetries, deliveryDropped, exhausted]) counter.inc({ delivery }, 0);
+    for (const fanout of u.fanouts) for (const counter of [pushFailures, fanoutRetries]) counter.inc({ fanout }, 0);
+    for (const limiter of u.limiters) limiterPauses.inc({ limiter }, 0);
+  };
+  for (const operation of STORE_OPERATIONS) storeErrors.inc({ operation }, 0);
+  // What is known before the first scrape; tasks, and queues' limits, are read with the first scrape.
+  zeroes({ queues: tw.status().queues.map((q) => q.name), limited: [], tasks: [], deliveries: [...tw.deliveries.keys()], fanouts: [...tw.fanouts.keys()], limiters: tw.limiters().map((l) => l.name) });
+
+  const timer = new AttemptTimer();
   const observe = (e: LogEvent): void => {
     events.inc({ event: e.event, level: e.level });
     const queue = typeof e.queue === "string" ? e.queue : undefined;
     const task = typeof e.task === "string" ? e.task : undefined;
+    const id = typeof e.id === "string" ? e.id : undefined;
+    const attempt = typeof e.attempt === "number" ? e.attempt : undefined;
     const seconds = typeof e.durationMs === "number" ? e.durationMs / 1000 : undefined;
     switch (e.event) {
+      case "job.started":
+        if (id !== undefined && attempt !== undefined) timer.start(id, attempt, e.time);
+        if (queue !== undefined && typeof e.runAt === "number") wait.observe({ queue }, Math.max(0, e.time - e.runAt) / 1000);
+        break;
       case "job.succeeded":
-        if (queue === undefined) break;
-        succeeded.inc({ queue });
-        if (seconds !== undefined) jobSeconds.observe({ queue }, seconds);
-        break;
       case "job.retry_scheduled":
-        if (queue !== undefined) retries.inc({ queue });
-        break;
+      case "job.snoozed":
       case "job.failed":
-        if (queue !== undefined) failed.inc({ queue });
+      case "job.outcome_refused": {
+        if (queue === undefined) break;
+        if (e.event === "job.succeeded") succeeded.inc({ queue });
+        else if (e.event === "job.retry_scheduled") retries.inc({ queue });
+        else if (e.event === "job.failed") failed.inc({ queue });
+        // A rescued job's `job.failed` finds no start: `job.lease_expired` came first and forgot it.
+        const ms = id !== undefined && attempt !== undefined ? timer.end(id, attempt, e.time) : undefined;
+        const took = ms !== undefined ? ms / 1000 : seconds;
+        if (took !== undefined) jobSeconds.observe({ queue, outcome: JOB_OUTCOMES[e.event] }, took);
         break;
+      }
       case "job.lease_expired":
         if (queue !== undefined) leases.inc({ queue });
+        if (id !== undefined) timer.forget(id);
+        break;
+      case "job.released":
+        if (id !== undefined) timer.forget(id);
         break;
       case "task.succeeded":
       case "task.failed":
-      case "task.backoff": {
+      case "task.backoff":
+      case "task.outcome_refused": {
         if (task === undefined) break;
-        const outcome = e.event === "task.succeeded" ? "succeeded" : e.event === "task.failed" ? "failed" : "backed_off";
+        const outcome = TASK_OUTCOMES[e.event];
         taskRuns.inc({ task, outcome });
         if (seconds !== undefined) taskSeconds.observe({ task, outcome }, seconds);
         break;
@@ -141,28 +260,61 @@ export function prometheusMetrics(tw: Tickwork): MetricsExposition {
     }
   };
   const stop = tw.logger.observe(observe);
+  const counted = countsOf(tw);
 
   return {
     contentType: registry.contentType,
     async render() {
-      const [counts, scheduler, deliveries, fanouts, flows, limiters] = await Promise.all([
-        tw.jobs.counts(),
+      const now = tw.clock.now();
+      const declared = tw.status().queues.map((q) => q.name);
+      const [stored, scheduler, deliveries, fanouts, flows, limiters, dueSince, scheduled] = await Promise.all([
+        // PostgreSQL: counters its writes keep, read at every scrape. SQLite: finished jobs are counted
+        // by reading them, kept for a minute once that is slow (finished-counts.ts).
+        counted.get(),
         tw.scheduler.status(),
         Promise.all([...tw.deliveries.values()].map((d) => d.status())),
         Promise.all([...tw.fanouts.values()].map((f) => f.status())),
         tw.queues.status(undefined, { groups: GROUP_SERIES }),
-        Promise.all(tw.limiters().map(async (l) => ({ bucket: l.spec.bucket, state: await l.state() }))),
+        Promise.all(tw.limiters().map(async (l) => ({ name: l.name, bucket: l.spec.bucket, state: await l.state() }))),
+        // The earliest run time of a pending job: an index probe per queue, no count.
+        Promise.all(declared.map((queue) => tw.store.queue.nextWakeAt({ queues: [queue], leases: false }))),
+        // The scheduled jobs counted on the claim index (never the backlog); the due ones are the rest.
+        tw.store.queue.countScheduled({ queues: declared, now }),
       ]);
-      const declared = tw.status().queues.map((q) => q.name);
+
+      zeroes({
+        queues: declared,
+        limited: flows.filter((f) => f.globalConcurrency !== null || f.groupConcurrency !== null || f.buckets.length > 0).map((f) => f.name),
+        tasks: scheduler.tasks.map((t) => t.name),
+        deliveries: deliveries.map((d) => d.name),
+        fanouts: fanouts.map((f) => f.name),
+        limiters: limiters.map((l) => l.name),
+      });
+
       jobs.reset();
-      for (const queue of declared) for (const status of JOB_STATUSES) jobs.set({ queue, status }, 0);
-      for (const { queue, counts: byStatus } of counts) for (const status of JOB_STATUSES) jobs.set({ queue, status }, byStatus[status]);
-      consecutive.reset();
-      paused.reset();
-      backedOff.reset();
+      oldestDue.reset();
+      pendingJobs.reset();
+      const countsOf = new Map(stored.map((c) => [c.queue, c.counts]));
+      // Live counts from the flow-control state read at this scrape (fresh on every store), the
+      // finished ones from the counts (at most a minute old on SQLite).
+      const live = new Map(flows.map((f) => [f.name, f]));
+      for (const queue of new Set([...countsOf.keys(), ...declared])) {
+        const flow = live.get(queue);
+        for (const status of JOB_STATUSES) jobs.set({ queue, status }, (flow && status === "pending" ? flow.pending : flow && status === "running" ? flow.running : countsOf.get(queue)?.[status]) ?? 0);
+      }
+      declared.forEach((queue, i) => {
+        const due = dueSince[i];
+        oldestDue.set({ queue }, due != null && due <= now ? (now - due) / 1000 : 0);
+        const pending = live.get(queue)?.pending ?? countsOf.get(queue)?.pending ?? 0;
+        pendingJobs.set({ queue, state: "due" }, Math.max(0, pending - (scheduled[queue] ?? 0)));
+        pendingJobs.set({ queue, state: "scheduled" }, scheduled[queue] ?? 0);
+      });
+
+      for (const gauge of [consecutive, paused, breakerOpen, backedOff]) gauge.reset();
       for (const t of scheduler.tasks) {
         consecutive.set({ task: t.name }, t.consecutiveFailures);
         paused.set({ task: t.name }, t.paused ? 1 : 0);
+        breakerOpen.set({ task: t.name }, t.breakerOpen ? 1 : 0);
         backedOff.set({ task: t.name }, t.nextRunAfter !== null ? 1 : 0);
       }
       for (const gauge of [deliveryItems, deliveryBudget, lastPassSent, behind, fanoutFailures]) gauge.reset();
@@ -193,7 +345,8 @@ export function prometheusMetrics(tw: Tickwork): MetricsExposition {
         limitTokens.set({ bucket }, b.tokens);
         limitPaused.set({ bucket }, b.pausedUntil !== null ? 1 : 0);
       }
-      return registry.metrics();
+      const [own, ofProcess] = await Promise.all([registry.metrics(), defaults?.metrics() ?? ""]);
+      return own + ofProcess;
     },
     close: stop,
   };

@@ -4,9 +4,9 @@ import type { AddressInfo } from "node:net";
 import type * as nodeServer from "@hono/node-server";
 import type { Hono } from "hono";
 import type { Tickwork } from "../tickwork.js";
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError, describe } from "../core/errors.js";
 import { createAdminApp, type AdminApp, type AdminAppOptions } from "./app.js";
-import { prometheusMetrics } from "./metrics.js";
+import { parseMetricsOptions, prometheusMetrics, type MetricsOptions } from "./metrics.js";
 import { requirePeer } from "../store/peer.js";
 
 export const TOKEN_VARIABLE = "TICKWORK_ADMIN_TOKEN";
@@ -14,8 +14,8 @@ export const TOKEN_VARIABLE = "TICKWORK_ADMIN_TOKEN";
 export type AdminOptions = Omit<AdminAppOptions, "token" | "metrics"> & {
   /** The bearer token; default the `TICKWORK_ADMIN_TOKEN` environment variable. */
   token?: string;
-  /** Prometheus metrics at `/metrics`; default true. */
-  metrics?: boolean;
+  /** Prometheus metrics at `/metrics`, with the process's default metrics unless `{ defaultMetrics: false }`; default true. */
+  metrics?: boolean | MetricsOptions;
 };
 
 export interface ServeOptions extends AdminOptions {
@@ -80,7 +80,11 @@ function nodeAdmin(tw: Tickwork, options: AdminOptions): AdminApp {
         `Writes always need it; reads too unless auth: "writes".`,
     );
   }
-  const exposition = metrics ? prometheusMetrics(tw) : undefined;
+  if (typeof metrics !== "boolean" && (typeof metrics !== "object" || metrics === null || Array.isArray(metrics))) {
+    throw new InvalidInputError(`adminApp: metrics must be true, false or { defaultMetrics }, got ${describe(metrics)}`);
+  }
+  const metricsOptions = typeof metrics === "boolean" ? (metrics ? {} : undefined) : parseMetricsOptions(metrics, "adminApp: metrics");
+  const exposition = metricsOptions ? prometheusMetrics(tw, metricsOptions) : undefined;
   try {
     return createAdminApp(tw, { ...rest, token, metrics: exposition });
   } catch (error) {

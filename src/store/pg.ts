@@ -19,6 +19,8 @@ export interface PostgresPoolClient {
   query(config: PostgresQueryConfig): Promise<PostgresQueryResult>;
   query(text: string): Promise<PostgresQueryResult>;
   release(error?: Error | boolean): void;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  removeListener(event: "error", listener: (error: Error) => void): unknown;
 }
 
 export interface PostgresQueryConfig {
@@ -66,6 +68,11 @@ function statementName(sql: string): string | undefined {
 /** `body`'s statements on one client of the pool, between BEGIN and COMMIT (ROLLBACK on a throw). */
 async function onOneClient<T>(pool: PostgresPool, body: (query: PgExecutor["query"]) => Promise<T>): Promise<T> {
   const client = await pool.connect().catch((error: unknown) => Promise.reject(classify(error)));
+  // A connection that drops while the client is checked out fails the statement in flight (which
+  // the body sees); the client also emits "error", which the pool listens for only while the client
+  // is idle in it. Unheard, that event would be an uncaught exception that ends the process.
+  const dropped = () => {};
+  client.on("error", dropped);
   const query = querying((config) => client.query(config));
   // A client whose ROLLBACK failed has lost its connection or its state: it is destroyed, not reused.
   let broken: Error | undefined;
@@ -78,6 +85,7 @@ async function onOneClient<T>(pool: PostgresPool, body: (query: PgExecutor["quer
     await client.query("ROLLBACK").catch((e: Error) => (broken = e));
     throw error;
   } finally {
+    client.removeListener("error", dropped);
     client.release(broken);
   }
 }

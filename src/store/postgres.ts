@@ -1,7 +1,7 @@
 // Types only: `pg` is an optional peer, loaded when postgres() is called.
 import type pg from "pg";
 import { requirePeer } from "./peer.js";
-import { JOBS_CHANNEL, PostgresQueueStore } from "../queue/postgres.js";
+import { JOBS_CHANNEL, JOB_EVENTS_CHANNEL, PostgresQueueStore } from "../queue/postgres.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
 import { SqlIdempotencyStore } from "../idempotency/sql.js";
@@ -61,7 +61,10 @@ export function postgres(config: string | PostgresOptions): Store {
       const [row] = found?.t ? await executor.query<{ v: number | null }>(`SELECT max(version) AS v FROM tickwork_migrations`) : [];
       return { current: row?.v ?? 0, latest: latestVersion(postgresMigrations) };
     },
-    subscribe: (onJobs) => listen(driver, connection, options.pool, onJobs),
+    subscribe: (onJobs) => listen(driver, connection, options.pool, JOBS_CHANNEL, onJobs),
+    // Its own connection, opened at the first wait: a producer process that only enqueues and waits
+    // never starts workers, so it has no other listener.
+    subscribeJobs: (onJob) => listen(driver, connection, options.pool, JOB_EVENTS_CHANNEL, (ids) => (ids === "*" ? onJob("*") : ids.split(",").forEach(onJob))),
     async close() {
       if (ownsPool) await pool.end();
     },
@@ -69,10 +72,10 @@ export function postgres(config: string | PostgresOptions): Store {
 }
 
 /**
- * A dedicated connection that LISTENs for enqueues. If it drops, it reconnects with backoff and then
- * reports `*` (anything may have been enqueued meanwhile), so no wake-up is lost for good.
+ * A dedicated connection that LISTENs on `channel`. If it drops, it reconnects with backoff and then
+ * reports `*` (anything may have been notified meanwhile), so no signal is lost for good.
  */
-async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: PostgresPool | undefined, onJobs: (queue: string) => void): Promise<() => Promise<void>> {
+async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: PostgresPool | undefined, channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -81,11 +84,11 @@ async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: Postgr
 
   const connect = async (): Promise<void> => {
     const c = new driver.Client(config);
-    c.on("notification", (msg) => onJobs(msg.payload ?? "*"));
+    c.on("notification", (msg) => onPayload(msg.payload ?? "*"));
     c.on("error", () => reconnect(c));
     c.on("end", () => reconnect(c));
     await c.connect();
-    await c.query(`LISTEN ${JOBS_CHANNEL}`);
+    await c.query(`LISTEN ${channel}`);
     client = c;
     delay = 100;
   };
@@ -96,7 +99,7 @@ async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: Postgr
     const attempt = () => {
       if (stopped) return;
       connect().then(
-        () => onJobs("*"),
+        () => onPayload("*"),
         () => {
           delay = Math.min(delay * 2, 5_000);
           retryTimer = setTimeout(attempt, delay);

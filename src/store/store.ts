@@ -27,5 +27,11 @@ export interface Store {
    * cannot notify leave it out, and the engine falls back to a poll interval it announces.
    */
   subscribe?(onJobs: (queue: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Signals about awaited jobs (`QueueStore.watch`, `waited` rows) from every process: `onJob(id)`
+   * when one ended or reported progress, `onJob("*")` when signals may have been missed (a dropped
+   * connection). Stores without notifications leave it out, and waiters poll.
+   */
+  subscribeJobs?(onJob: (id: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

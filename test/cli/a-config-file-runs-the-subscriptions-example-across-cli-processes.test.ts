@@ -40,7 +40,7 @@ describe.each(cliDatabases)("the subscriptions example as a config file, on $nam
     const cli = (...args: string[]) => runCli([...args, "--config", CONFIG, ...database.args], { cwd: work.dir, env });
 
     start = new CliProcess(["start", "--no-server", "--config", CONFIG, ...database.args], { cwd: work.dir, env });
-    await start.waitForStderr(/queues payments \(concurrency 5\); tasks schedule-payments/, "the worker process starts");
+    await start.waitForStderr(/queues payments \(concurrency 5\), payment-runs \(concurrency 1\); tasks schedule-payments/, "the worker process starts");
 
     const scheduled = await cli("tasks", "run", "schedule-payments");
     expect(scheduled.stdout).toMatch(/^schedule-payments: succeeded in \d+ ms: \{"due":3,"enqueued":3,"alreadyQueued":0\}\n$/);

@@ -35,7 +35,7 @@ describe.each(cliDatabases)("tickwork queues pause and a running tickwork start 
   it("the worker of another process starts none of the queue's jobs while it is paused, and runs them once resumed", async () => {
     database = make(work.dir);
     expect((await runCli(["migrate", ...database.args], { cwd: work.dir })).code).toBe(0);
-    start = new CliProcess(["start", "--config", CONFIG, ...database.args, "--port", "0"], { cwd: work.dir, env: { TICKWORK_ADMIN_TOKEN: ADMIN_TOKEN, FIXTURE_MARKERS: work.dir } });
+    start = new CliProcess(["start", "--config", CONFIG, ...database.args, "--port", "0", "--json"], { cwd: work.dir, env: { TICKWORK_ADMIN_TOKEN: ADMIN_TOKEN, FIXTURE_MARKERS: work.dir } });
     await start.waitForStderr(/admin API and dashboard at http:\/\/\S+/, "the server's address");
 
     expect((await run("queues", "pause", "work")).code).toBe(0);

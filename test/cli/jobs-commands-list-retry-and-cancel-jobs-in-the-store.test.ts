@@ -72,6 +72,16 @@ describe.each(cliDatabases)("tickwork jobs on $name (no config: queues come from
     expect((await json<Job[]>("jobs", "list", "--queue", "emails")).map((j) => j.id)).toEqual([ids.bounced, ids.sent]);
   });
 
+  it("filters pending jobs by due now or scheduled for later, and jobs by attempts started, as the job browser does", async () => {
+    const listed = async (...args: string[]) => (await json<Job[]>("jobs", "list", ...args)).map((j) => j.id);
+    expect(await listed("--state", "due")).toEqual([ids.monthly]);
+    expect(await listed("--state", "scheduled")).toEqual([ids.later]);
+    expect(await listed("--state", "scheduled", "--status", "pending", "--queue", "reports")).toEqual([ids.later]);
+    expect(await listed("--min-attempts", "1")).toEqual([ids.bounced, ids.sent]);
+    expect(await listed("--min-attempts", "1", "--status", "failed")).toEqual([ids.bounced]);
+    expect(await listed("--min-attempts", "2")).toEqual([]);
+  });
+
   it("pages with --limit and --before, and says where the next page starts", async () => {
     const first = await run("jobs", "list", "--limit", "2", "--json");
     expect((JSON.parse(first.stdout) as Job[]).map((j) => j.id)).toEqual([ids.monthly, ids.later]);
@@ -116,5 +126,21 @@ describe.each(cliDatabases)("tickwork jobs on $name (no config: queues come from
     const again = await run("jobs", "cancel", ids.later, "--json");
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stdout)).toEqual([{ id: ids.later, ok: false, code: "TW_JOB_STATE", error: `job ${ids.later} is cancelled; only pending or running jobs can be cancelled` }]);
+  });
+
+  // Last: the flow's jobs would show in the lists above.
+  it("lists a flow parent's children with --parent, and refuses a bad id, exit 2", async () => {
+    const tw = await createTickwork({ store: database.open(), logger: () => {}, handleSignals: false });
+    tw.queue("emails");
+    const reports = tw.queue("reports");
+    const { parent, children } = await (async () => {
+      const root = await reports.enqueueFlow({ payload: { month: "2026-03" }, children: [{ queue: "emails", payload: { to: "a@example.com" } }, { queue: "emails", payload: { to: "b@example.com" } }] });
+      return { parent: root.id, children: (await tw.jobs.list({ parent: root.id, order: "oldest" })).map((j) => j.id) };
+    })().finally(() => tw.stop());
+    expect(children).toHaveLength(2);
+    expect((await json<Job[]>("jobs", "list", "--parent", parent)).map((j) => j.id)).toEqual([...children].reverse());
+    const bad = await run("jobs", "list", "--parent", "abc");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--parent");
   });
 });

@@ -46,7 +46,8 @@ describe.each(cliDatabases)("tickwork start on $name", ({ make }) => {
 
   it("serves /healthz and the API, runs jobs, and on SIGTERM lets the running job finish, then exits 0", async () => {
     database = make(work.dir);
-    const cli = launch("--port", "0");
+    // --json: the events as a log collector reads them, one JSON object per line.
+    const cli = launch("--port", "0", "--json");
     const [, url] = await cli.waitForStderr(/admin API and dashboard at (http:\/\/\S+)/, "the server's address");
 
     const health = await fetch(`${url}healthz`);
@@ -75,12 +76,14 @@ describe.each(cliDatabases)("tickwork start on $name", ({ make }) => {
     await expect(fetch(`${url}healthz`)).rejects.toThrow();
   });
 
-  it("exits at once with code 1 on a second signal, leaving the running job to its lease", async () => {
+  it("exits at once with code 1 on a second signal, leaving the running job to its lease; without --json, events are text lines", async () => {
     database = make(work.dir);
     const cli = launch("--no-server");
     await cli.waitForStderr(/no server \(--no-server\)/, "the workers start");
     const stuck = await enqueue(database, "stuck", {});
-    await cli.waitForEvent("fixture.job_started", "the stuck job starts", (e) => e.id === stuck);
+    await cli.waitForStdout(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\S+Z info  fixture\\.job_started .*\\bid=${stuck}\\b`, "m"), "the stuck job starts");
+    expect(cli.stdout).toMatch(/^\S+Z info {2}engine\.started instanceId=\S+ store=/m);
+    expect(cli.stdout).not.toMatch(/^\{/m);
     cli.signal("SIGINT");
     await cli.waitForStderr(/SIGINT: stopping/, "the graceful stop begins");
     cli.signal("SIGINT");

@@ -42,6 +42,29 @@ describe.each(cliDatabases)("tickwork tasks and status on $name", ({ make }) => 
     }
   });
 
+  it("tasks alone lists the config's tasks, those of setup included, as tasks list does; --json gives their status", async () => {
+    const alone = await withConfig("tasks");
+    expect(alone.stderr).toBe("");
+    expect(alone.code).toBe(0);
+    const lines = alone.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^TASK +SCHEDULE +LAST RUN +OUTCOME +NEXT RUN +FAILURES +STATE$/);
+    expect(lines.slice(1).map((line) => line.split(/ {2,}/).slice(0, 2))).toEqual([["broken", "every 1h"], ["hello", "every 1h"], ["where", "every 1d"]]);
+    expect((await withConfig("tasks", "list")).stdout).toBe(alone.stdout);
+
+    const json = await withConfig("tasks", "--json");
+    expect(json.code).toBe(0);
+    const listed = JSON.parse(json.stdout) as StatusJson["scheduler"];
+    expect(listed.tasks.map((t) => t.name)).toEqual(["broken", "hello", "where"]);
+    expect(listed.pausedUntil).toBeNull();
+  });
+
+  it("tasks without a config exits 2 in one line: the tasks are the config's", async () => {
+    const result = await run("tasks");
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toBe("tickwork tasks list: no config file: pass --config <file>, set TICKWORK_CONFIG, or create ./tickwork.config.ts (see: tickwork tasks list --help)\n");
+  });
+
   it("tasks run runs a task in this process with the config's code and prints its result", async () => {
     const result = await withConfig("tasks", "run", "hello");
     expect(result.stderr).toBe("");
@@ -50,17 +73,22 @@ describe.each(cliDatabases)("tickwork tasks and status on $name", ({ make }) => 
     expect(await task("hello")).toMatchObject({ lastOutcome: "succeeded", lastResult: { said: "hello" }, runs: 1 });
   });
 
-  it("tasks run gives setup the database and the command, and runs the teardown after", async () => {
+  it("tasks run gives setup the database, the command and its purpose, and runs the teardown after", async () => {
     const [result] = JSON.parse((await withConfig("tasks", "run", "where", "--json")).stdout) as RunResult[];
-    expect(result).toMatchObject({ task: "where", outcome: "succeeded", result: { database: database.target.kind, command: "tasks run" } });
+    expect(result).toMatchObject({ task: "where", outcome: "succeeded", result: { database: database.target.kind, command: "tasks run", purpose: "operate" } });
     expect(readFileSync(join(work.dir, "teardown"), "utf8")).toBe("tasks run");
   });
 
-  it("tasks run exits 1 when a run fails, with the failure on stdout and its event on stderr", async () => {
+  it("tasks run exits 1 when a run fails, with the failure on stdout and its event on stderr: a text line, JSON with --json", async () => {
     const result = await withConfig("tasks", "run", "broken");
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^broken: failed in \d+ ms: Error: the upstream is down\n$/);
-    const events = result.stderr.trimEnd().split("\n").map((line) => JSON.parse(line) as { event: string; task: string });
+    expect(result.stderr).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z error task\.failed task=broken .*error="Error: the upstream is down\\n/);
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+
+    const json = await withConfig("tasks", "run", "broken", "--json");
+    expect(json.code).toBe(1);
+    const events = json.stderr.trimEnd().split("\n").map((line) => JSON.parse(line) as { event: string; task: string });
     expect(events.map((e) => [e.event, e.task])).toEqual([["task.failed", "broken"]]);
   });
 
@@ -69,7 +97,8 @@ describe.each(cliDatabases)("tickwork tasks and status on $name", ({ make }) => 
     expect(result.code).toBe(1);
     expect((JSON.parse(result.stdout) as RunResult[]).map((r) => [r.task, r.outcome]).sort()).toEqual([["broken", "failed"], ["hello", "succeeded"], ["where", "succeeded"]]);
     const table = (await withConfig("status")).stdout;
-    expect(table).toMatch(/^broken +every 1h +\S+ \S+ +failed +\S+ \S+ +2 +active$/m);
+    // Its third failure in a row: the test before ran it twice (text events, then --json).
+    expect(table).toMatch(/^broken +every 1h +\S+ \S+ +failed +\S+ \S+ +3 +active$/m);
     expect(table).toContain("  broken: Error: the upstream is down");
   });
 

@@ -45,12 +45,13 @@ const statements = [
     name: "the settle of mixed outcomes",
     sql: SETTLE_MANY,
     args: (ids: string[]) =>
-      `${array(ids)}, ${array(ids.map(() => 1))}, ${array(ids.map(() => "succeeded"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => 0))}, 5, ${array(ids.map(() => "running"))}`,
+      `${array(ids)}, ${array(ids.map(() => 1))}, ${array(ids.map(() => "succeeded"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, 5, ${array(ids.map(() => "running"))}`,
   },
   {
     name: "the settle of successes",
     sql: SETTLE_SUCCEEDED,
-    args: (ids: string[]) => `${array(ids)}, ${array(ids.map(() => 1))}, 5, ${array(ids.map(() => "running"))}`,
+    // No results: a batch of jobs that returned nothing sends an empty array.
+    args: (ids: string[]) => `${array(ids)}, ${array(ids.map(() => 1))}, 5, ${array(ids.map(() => "running"))}, '{}'`,
   },
 ];
 

@@ -13,7 +13,14 @@ describe.each(allStoreCases())("bad filters, ids and bodies ($name)", (storeCase
 
   const cases: [string, string, RegExp][] = [
     ["/api/jobs?status=dead", "invalid_query", /^status: expected one of pending, running, succeeded, failed, cancelled$/],
-    ["/api/jobs?state=failed", "invalid_query", /^unknown parameter "state" \(expected queue, status, key, before, limit\)$/],
+    ["/api/jobs?state=failed", "invalid_query", /^unknown parameter "state" \(expected queue, status, due, key, parent, id, order, before, after, limit\)$/],
+    ["/api/jobs?due=yes", "invalid_query", /^due: expected true \(pending jobs due now\) or false \(pending jobs scheduled for later\)$/],
+    ["/api/jobs?status=failed&due=true", "invalid_query", /^due: applies to pending jobs, not to status "failed"$/],
+    ["/api/jobs?parent=abc", "invalid_query", /^parent: a job id is a positive integer such as "42"$/],
+    ["/api/jobs?parent=9223372036854775808", "invalid_query", /^parent: a job id is at most 9223372036854775807$/],
+    ["/api/jobs?id=abc", "invalid_query", /^id: a job id is a positive integer such as "42"$/],
+    ["/api/jobs?id=9223372036854775808", "invalid_query", /^id: a job id is at most 9223372036854775807$/],
+    ["/api/jobs?id=1&queue=nope", "unknown_queue", /^unknown queue "nope": declare it with tw.queue\("nope", \.\.\.\) first \(declared: mail\)$/],
     ["/api/jobs?status=failed&status=pending", "invalid_query", /^status: given 2 times; give it once$/],
     ["/api/jobs?queue=nope", "unknown_queue", /^unknown queue "nope": declare it with tw.queue\("nope", \.\.\.\) first \(declared: mail\)$/],
     ["/api/jobs?queue=bad%20name", "invalid_query", /^queue: a queue name is 1-128 letters/],
@@ -28,6 +35,7 @@ describe.each(allStoreCases())("bad filters, ids and bodies ($name)", (storeCase
     ["/api/jobs/0", "invalid_path", /^id: a job id is a positive integer such as "42"$/],
     ["/api/jobs/99999999999999999999", "invalid_path", /^id: a job id is a positive integer such as "42"$/],
     ["/api/jobs/9223372036854775808", "invalid_path", /^id: a job id is at most 9223372036854775807$/],
+    ["/api/jobs/abc/payload", "invalid_path", /^id: a job id is a positive integer such as "42"$/],
     ["/api/idempotency?scope=%00", "invalid_query", /^scope: contains a NUL character, which no store can hold$/],
     ["/api/idempotency", "invalid_query", /^scope: required$/],
   ];
@@ -53,6 +61,7 @@ describe.each(allStoreCases())("bad filters, ids and bodies ($name)", (storeCase
     const expectations: [string, unknown, string, RegExp][] = [
       ["/api/jobs/x1/retry", undefined, "invalid_path", /^id: a job id/],
       ["/api/jobs/1e3/cancel", undefined, "invalid_path", /^id: a job id/],
+      ["/api/jobs/-4/promote", undefined, "invalid_path", /^id: a job id/],
       ["/api/tasks/prices/pause", "{not json", "invalid_body", /^the body must be JSON, e\.g\. \{"until":"1h"\}/],
       ["/api/tasks/prices/pause", {}, "invalid_body", /^until: /],
       ["/api/tasks/prices/pause", { until: "soon" }, "invalid_body", /^until: expected epoch ms, an ISO 8601 time or a duration such as "30m" or "2h", got "soon"$/],

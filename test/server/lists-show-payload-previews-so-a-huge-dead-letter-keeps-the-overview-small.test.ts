@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { schedule } from "../../src/core/backoff.js";
-import type { DeliveryItemView, DeliverySummary, JobListItem, Overview } from "../../src/server/index.js";
+import type { DeliveryItemView, DeliverySummary, JobAnswer, JobListItem, Overview } from "../../src/server/index.js";
+import { DETAIL_PAYLOAD_CHARS } from "../../src/server/api/jobs.js";
 import { allStoreCases } from "../support/stores.js";
 import { adminFor } from "./support/admin.js";
 
@@ -70,18 +71,47 @@ describe.each(allStoreCases())("list answers preview payloads, item answers carr
     expect(retrying.body.items[0]).toMatchObject({ payloadChars: HUGE_TEXT.length, payloadTruncated: true, attempt: 2 });
   });
 
-  it("the job list previews a 2 MB payload; the job's own route gives it in full", async () => {
+  it("the job list previews a 2 MB payload; the job's own answer cuts it at 64 Ki characters; its payload route gives it whole", async () => {
     const a = await admin();
     const queue = a.tw.queue("reports");
     const job = await queue.enqueue(HUGE);
-    await queue.enqueue({ n: 1 });
+    const small = await queue.enqueue({ n: 1 });
     const list = await a.get<{ jobs: JobListItem[] }>("/api/jobs?queue=reports");
     expect(list.text.length).toBeLessThan(SMALL_ANSWER);
-    const [small, huge] = list.body.jobs;
-    expect(huge).not.toHaveProperty("payload");
-    expect(huge).toMatchObject({ id: job.id, payloadPreview: HUGE_TEXT.slice(0, 200), payloadChars: HUGE_TEXT.length, payloadTruncated: true });
-    expect(small).toMatchObject({ payloadPreview: '{"n":1}', payloadTruncated: false });
-    const one = await a.get<{ job: { payload: unknown } }>(`/api/jobs/${job.id}`);
-    expect(one.body.job.payload).toEqual(HUGE);
+    const [smallItem, hugeItem] = list.body.jobs;
+    expect(hugeItem).not.toHaveProperty("payload");
+    expect(hugeItem).toMatchObject({ id: job.id, payloadPreview: HUGE_TEXT.slice(0, 200), payloadChars: HUGE_TEXT.length, payloadTruncated: true });
+    expect(smallItem).toMatchObject({ payloadPreview: '{"n":1}', payloadTruncated: false });
+
+    const one = await a.get<JobAnswer>(`/api/jobs/${job.id}`);
+    expect(one.status).toBe(200);
+    expect(one.text.length).toBeLessThan(DETAIL_PAYLOAD_CHARS + SMALL_ANSWER);
+    expect(one.body.job).not.toHaveProperty("payload");
+    expect(one.body.job).toMatchObject({ id: job.id, payloadTruncated: true, payloadChars: HUGE_TEXT.length, payloadPreview: HUGE_TEXT.slice(0, DETAIL_PAYLOAD_CHARS) });
+
+    const whole = await a.get<unknown>(`/api/jobs/${job.id}/payload`);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(whole.body).toEqual(HUGE);
+
+    // A payload under the cut comes as the value itself, and its payload route gives the same.
+    const smallOne = await a.get<JobAnswer>(`/api/jobs/${small.id}`);
+    expect(smallOne.body.job).toMatchObject({ payload: { n: 1 }, payloadTruncated: false, payloadChars: 7 });
+    expect(smallOne.body.job).not.toHaveProperty("payloadPreview");
+    expect((await a.get(`/api/jobs/${small.id}/payload`)).text).toBe('{"n":1}');
+    expect((await a.get("/api/jobs/987654321/payload")).status).toBe(404);
+  });
+
+  it("a job's answer cuts at exactly 64 Ki characters, never inside a surrogate pair", async () => {
+    const a = await admin();
+    const queue = a.tw.queue("reports");
+    // JSON text `"xx…x😀…"`: the quote, then 64 Ki - 2 x's, so the emoji's pair straddles the cut.
+    const text = "x".repeat(DETAIL_PAYLOAD_CHARS - 2) + "😀".repeat(10);
+    const fits = "y".repeat(DETAIL_PAYLOAD_CHARS - 2);
+    const cut = await queue.enqueue(text);
+    const whole = await queue.enqueue(fits);
+    const answer = (await a.get<JobAnswer>(`/api/jobs/${cut.id}`)).body.job;
+    expect(answer).toMatchObject({ payloadTruncated: true, payloadChars: JSON.stringify(text).length, payloadPreview: `"${"x".repeat(DETAIL_PAYLOAD_CHARS - 2)}` });
+    expect((await a.get<JobAnswer>(`/api/jobs/${whole.id}`)).body.job).toMatchObject({ payloadTruncated: false, payloadChars: DETAIL_PAYLOAD_CHARS, payload: fits });
   });
 });

@@ -65,7 +65,7 @@ describe.each(allStoreCases())("GET /metrics and flow control ($name)", (storeCa
     }
 
     let m = parseExposition((await a.get("/metrics")).text);
-    expect(value(m, "tickwork_jobs_succeeded_total", { queue: "quotes" })).toBe(3);
+    expect(value(m, "tickwork_job_succeeded_total", { queue: "quotes" })).toBe(3);
     expect(m.get("tickwork_job_limit_wait_seconds")?.type).toBe("histogram");
     expect(value(m, "tickwork_job_limit_wait_seconds_count", { queue: "quotes" })).toBe(3);
     expect(value(m, "tickwork_job_limit_wait_seconds_sum", { queue: "quotes" })).toBe(180);
@@ -77,7 +77,7 @@ describe.each(allStoreCases())("GET /metrics and flow control ($name)", (storeCa
     expect(value(m, "tickwork_limit_tokens", { bucket: "queue:quotes" })).toBe(0);
     expect(value(m, "tickwork_limit_tokens", { bucket: "limiter:prices-api" })).toBe(5);
     expect(value(m, "tickwork_limit_paused", { bucket: "limiter:prices-api" })).toBe(0);
-    expect(samples(m, "tickwork_limiter_paused_total")).toEqual([]);
+    expect(samples(m, "tickwork_limiter_paused_total")).toEqual([{ name: "tickwork_limiter_paused_total", labels: { limiter: "prices-api" }, value: 0 }]);
 
     expect((await a.post("/api/limiters/prices-api/pause", { for: "90s" })).status).toBe(200);
     m = parseExposition((await a.get("/metrics")).text);

@@ -8,6 +8,10 @@ import { firstLine, note, print, printJson, table, time } from "../output.js";
 import { configOf, openSession } from "../session.js";
 
 const STATUSES: readonly JobStatus[] = ["pending", "running", "succeeded", "failed", "cancelled"];
+/** `--state`: pending jobs due now (the backlog) or scheduled for later, as the filter's `due` takes them. */
+const STATES: Readonly<Record<string, boolean>> = { due: true, scheduled: false };
+/** The store's attempts column is a 32-bit integer. */
+const MAX_ATTEMPTS = 2_147_483_647;
 const JOB_ID = /^[1-9][0-9]{0,18}$/;
 /** A job key's bound, as `enqueue` takes it: a longer filter could match nothing. */
 const MAX_KEY_LENGTH = 255;
@@ -15,13 +19,16 @@ const COMMON = { ...DATABASE_OPTIONS, ...CONFIG_OPTION, ...JSON_OPTION, ...LOG_L
 
 export const jobsListCommand: Command = {
   name: "jobs list",
-  summary: "jobs, newest first, by queue, status or key",
+  summary: "jobs, newest first, by queue, status, due or scheduled, attempts, key or flow parent",
   args: "[options]",
-  description: "Lists jobs, newest first. Page with --before <the last id shown>.",
+  description: "Lists jobs, newest first: the filters are the dashboard's job browser's. Page with --before <the last id shown>.",
   options: {
     queue: { type: "string", value: "<name>", description: "only this queue's jobs" },
     status: { type: "string", value: "<status>", description: `only jobs in this status: ${STATUSES.join(", ")}` },
+    state: { type: "string", value: "<state>", description: "only pending jobs that are due now (due: the backlog) or scheduled for later (scheduled)" },
+    "min-attempts": { type: "string", value: "<n>", description: "only jobs that started at least this many attempts (2: those that failed at least once)" },
     key: { type: "string", value: "<key>", description: "only jobs with this dedupe key" },
+    parent: { type: "string", value: "<id>", description: "only the children of this flow parent (or batch completion job)" },
     before: { type: "string", value: "<id>", description: "only jobs older than this one (the next page)" },
     limit: { type: "string", value: "<n>", description: "at most this many, 1 to 500 (default 50)" },
     ...COMMON,
@@ -31,18 +38,28 @@ export const jobsListCommand: Command = {
     noPositionals(parsed, command);
     const status = stringOption(parsed, "status");
     if (status !== undefined && !(STATUSES as readonly string[]).includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(", ")}, got "${status}"`, command);
+    const state = stringOption(parsed, "state");
+    if (state !== undefined && !(state in STATES)) throw new UsageError(`--state must be one of ${Object.keys(STATES).join(", ")}, got "${state}"`, command);
+    if (state !== undefined && status !== undefined && status !== "pending") throw new UsageError(`--state ${state} applies to pending jobs, and --status is ${status}: give one of them`, command);
+    const minAttemptsText = stringOption(parsed, "min-attempts");
+    const minAttempts = minAttemptsText === undefined ? undefined : Number(minAttemptsText);
+    if (minAttemptsText !== undefined && (!/^\d{1,10}$/.test(minAttemptsText) || minAttempts! > MAX_ATTEMPTS)) {
+      throw new UsageError(`--min-attempts must be an integer from 0 to ${MAX_ATTEMPTS}, got "${minAttemptsText}"`, command);
+    }
     const limitText = stringOption(parsed, "limit") ?? "50";
     const limit = Number(limitText);
     if (!/^\d+$/.test(limitText) || limit < 1 || limit > 500) throw new UsageError(`--limit must be an integer from 1 to 500, got "${limitText}"`, command);
     const before = stringOption(parsed, "before");
     if (before !== undefined) checkIds([before], command, "--before");
+    const parent = stringOption(parsed, "parent");
+    if (parent !== undefined) checkIds([parent], command, "--parent");
     const key = stringOption(parsed, "key");
     if (key !== undefined) usage(command, () => checkText(key, "--key", { max: MAX_KEY_LENGTH }));
-    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
+    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "inspect" });
     try {
       const queue = stringOption(parsed, "queue");
       if (queue !== undefined) checkQueue(session.tw, queue, command);
-      const filter = { queue, status: status as JobStatus | undefined, key, before, limit };
+      const filter = { queue, status: status as JobStatus | undefined, due: state === undefined ? undefined : STATES[state], minAttempts, key, parent, before, limit };
       const jobs = await session.tw.jobs.list(filter);
       if (flag(parsed, "json")) printJson(jobs);
       else if (jobs.length === 0) print("no jobs");
@@ -78,7 +95,7 @@ export const jobsRetryCommand: Command = {
       noPositionals(parsed, command);
       const queue = stringOption(parsed, "queue");
       if (queue === undefined) throw new UsageError("--failed needs --queue <name>", command);
-      const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
+      const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "operate" });
       try {
         checkQueue(session.tw, queue, command);
         const retried = await session.tw.jobs.retryFailed(queue);
@@ -112,7 +129,7 @@ export const jobsCancelCommand: Command = {
 async function perJob(parsed: Parsed, command: string, operate: (tw: Tickwork, id: string) => Promise<Job>, done: (job: Job) => string): Promise<number> {
   const ids = positionals(parsed, command, "job ids: give one or more, e.g. 42", 1, Number.POSITIVE_INFINITY);
   checkIds(ids, command, "job ids");
-  const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
+  const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "operate" });
   try {
     const results: ({ id: string; ok: true; job: Job } | { id: string; ok: false; code: string | null; error: string })[] = [];
     const failures: unknown[] = [];

@@ -1,4 +1,4 @@
-import { DATABASE_OPTIONS, JSON_OPTION, flag, noPositionals } from "../args.js";
+import { DATABASE_OPTIONS, flag, noPositionals } from "../args.js";
 import type { Command } from "../command.js";
 import { describeDatabase, openStore } from "../database.js";
 import { EXIT_OK } from "../errors.js";
@@ -14,7 +14,7 @@ export const migrateCommand: Command = {
     "PostgreSQL schema if missing. Versioned, and safe to run from several processes at once and while",
     "workers run. `tickwork start` migrates by itself; the other commands need a migrated database.",
   ].join("\n"),
-  options: { ...DATABASE_OPTIONS, ...JSON_OPTION },
+  options: { ...DATABASE_OPTIONS, json: { type: "boolean", description: "print JSON instead of a sentence" } },
   async run(parsed) {
     noPositionals(parsed, "migrate");
     const database = databaseOf(parsed, "migrate");

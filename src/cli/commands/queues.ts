@@ -32,7 +32,7 @@ function controlCommand(action: "pause" | "resume"): Command {
     async run(parsed) {
       const [queue] = positionals(parsed, name, `the queue to ${action}`, 1);
       const group = groupOption(parsed, name);
-      const session = await openSession(parsed, { command: name, config: await configOf(parsed, name, "optional"), mode: "command" });
+      const session = await openSession(parsed, { command: name, config: await configOf(parsed, name, "optional"), purpose: "operate" });
       try {
         checkQueue(session.tw, queue!, name);
         const changed = await controlled(() => session.tw.queues[action](queue!, group === undefined ? {} : { group }), name, session.config === undefined);
@@ -72,7 +72,7 @@ export const queuesStatusCommand: Command = {
     const groupsText = stringOption(parsed, "groups") ?? "20";
     const groups = Number(groupsText);
     if (!/^\d{1,4}$/.test(groupsText) || groups > 1_000) throw new UsageError(`--groups must be an integer from 0 to 1000, got "${groupsText}"`, command);
-    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
+    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "inspect" });
     try {
       if (queue !== undefined) checkQueue(session.tw, queue, command);
       const statuses = await session.tw.queues.status(queue, { groups });

@@ -23,7 +23,8 @@ export const startCommand: Command = {
     "and the config's teardown runs; the exit code is 0. A second signal exits at once, with code 1.",
     "",
     `The server needs a token of 16 characters or more: ${TOKEN_VARIABLE}, or server.token in the config.`,
-    "Events go to the config's engine.logger, else to stdout as JSON lines; these notes go to stderr.",
+    "Events go to the config's engine.logger, else to stdout, one text line each (JSON lines with --json); these",
+    "notes go to stderr.",
   ].join("\n"),
   options: {
     ...DATABASE_OPTIONS,
@@ -31,6 +32,7 @@ export const startCommand: Command = {
     port: { type: "string", value: "<port>", description: "the server's port, 0 for any free one (default: the config's server.port, else 4000)" },
     host: { type: "string", value: "<address>", description: "the address it listens on (default: the config's server.host, else 127.0.0.1)" },
     "no-server": { type: "boolean", description: "run workers and tasks only, without the admin API and dashboard" },
+    json: { type: "boolean", description: "events as JSON lines on stdout, instead of text lines" },
     ...LOG_LEVEL_OPTION,
   },
   async run(parsed) {
@@ -38,7 +40,7 @@ export const startCommand: Command = {
     const listen = flag(parsed, "no-server") ? null : listenOptions(parsed);
     const config = (await configOf(parsed, "start", "required"))!;
     const serverOptions = listen ? serveOptions(config, listen) : null;
-    const session = await openSession(parsed, { command: "start", config, mode: "start" });
+    const session = await openSession(parsed, { command: "start", config, purpose: "serve" });
     const { tw } = session;
     // Listening from here on: a signal while starting stops the engine as soon as it has started.
     const stopping = nextSignal();

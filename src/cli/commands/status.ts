@@ -1,10 +1,10 @@
-import type { TaskStatus } from "../../schedule/task.js";
 import { CONFIG_OPTION, DATABASE_OPTIONS, JSON_OPTION, LOG_LEVEL_OPTION, flag, noPositionals } from "../args.js";
 import type { Command } from "../command.js";
 import { describeDatabase } from "../database.js";
 import { EXIT_OK } from "../errors.js";
-import { firstLine, print, printJson, table, time } from "../output.js";
+import { print, printJson, table } from "../output.js";
 import { configOf, openSession } from "../session.js";
+import { globalPause, taskTable } from "../task-table.js";
 
 const STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"] as const;
 
@@ -19,7 +19,7 @@ export const statusCommand: Command = {
   options: { ...DATABASE_OPTIONS, ...CONFIG_OPTION, ...JSON_OPTION, ...LOG_LEVEL_OPTION },
   async run(parsed) {
     noPositionals(parsed, "status");
-    const session = await openSession(parsed, { command: "status", config: await configOf(parsed, "status", "optional"), mode: "command" });
+    const session = await openSession(parsed, { command: "status", config: await configOf(parsed, "status", "optional"), purpose: "inspect" });
     try {
       const { tw } = session;
       const [schema, counts, scheduler] = await Promise.all([tw.store.schemaVersion(), tw.jobs.counts(), tw.scheduler.status()]);
@@ -39,14 +39,9 @@ export const statusCommand: Command = {
         table(headers, rows, headers.slice(1)).forEach((line) => print(line));
       }
       print();
-      if (scheduler.pausedUntil !== null) print(`every task is paused until ${time(scheduler.pausedUntil)} (tickwork tasks resume)`);
+      globalPause(scheduler.pausedUntil).forEach((line) => print(line));
       if (scheduler.tasks.length === 0) print(session.config ? "the config defines no tasks" : "tasks: load the config file that defines them (--config)");
-      else {
-        const headers = ["TASK", "SCHEDULE", "LAST RUN", "OUTCOME", "NEXT RUN", "FAILURES", "STATE"];
-        const rows = scheduler.tasks.map((t) => [t.name, t.schedule, time(t.lastRunAt), t.lastOutcome ?? "-", time(t.nextRunAt), String(t.consecutiveFailures), state(t)]);
-        table(headers, rows, ["FAILURES"]).forEach((line) => print(line));
-        for (const t of scheduler.tasks.filter((t) => t.lastOutcome === "failed" && t.lastError)) print(`  ${t.name}: ${firstLine(t.lastError, 120)}`);
-      }
+      else taskTable(scheduler.tasks).forEach((line) => print(line));
       return EXIT_OK;
     } finally {
       await session.close();
@@ -54,10 +49,3 @@ export const statusCommand: Command = {
   },
 };
 
-function state(task: TaskStatus): string {
-  if (task.breakerOpen) return "breaker open";
-  if (task.running) return "running";
-  if (task.pausedUntil !== null) return `paused until ${time(task.pausedUntil)}`;
-  if (task.nextRunAfter !== null) return `backing off until ${time(task.nextRunAfter)}`;
-  return "active";
-}

@@ -1,13 +1,43 @@
 import { toMs } from "../../core/duration.js";
 import type { RunResult } from "../../schedule/task.js";
-import { CONFIG_OPTION, DATABASE_OPTIONS, JSON_OPTION, LOG_LEVEL_OPTION, flag, positionals, stringOption, type Parsed } from "../args.js";
+import { CONFIG_OPTION, DATABASE_OPTIONS, JSON_OPTION, LOG_LEVEL_OPTION, flag, noPositionals, positionals, stringOption, type Parsed } from "../args.js";
 import type { Command } from "../command.js";
 import { MAX_TIME_MS } from "../../core/bounds.js";
 import { EXIT_FAILURE, EXIT_OK, UsageError } from "../errors.js";
 import { firstLine, print, printJson, time } from "../output.js";
 import { configOf, openSession, type Session } from "../session.js";
+import { globalPause, taskTable } from "../task-table.js";
 
 const COMMON = { ...DATABASE_OPTIONS, ...CONFIG_OPTION, ...JSON_OPTION, ...LOG_LEVEL_OPTION };
+
+export const tasksListCommand: Command = {
+  name: "tasks list",
+  summary: "the config's periodic tasks: schedule, last and next run, state (also: tickwork tasks)",
+  args: "[options]",
+  description: [
+    "Lists the periodic tasks of the config file (those its setup declares included): schedule, last run and",
+    "its outcome, next run, consecutive failures and state (running, paused, backing off, breaker open).",
+    "`tickwork tasks` alone does the same. Reads only: the config's setup cannot write to the database here.",
+  ].join("\n"),
+  options: COMMON,
+  async run(parsed) {
+    const command = "tasks list";
+    noPositionals(parsed, command);
+    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "required"), purpose: "inspect" });
+    try {
+      const scheduler = await session.tw.scheduler.status();
+      if (flag(parsed, "json")) printJson(scheduler);
+      else {
+        globalPause(scheduler.pausedUntil).forEach((line) => print(line));
+        if (scheduler.tasks.length === 0) print(`${session.config!.file} defines no tasks`);
+        else taskTable(scheduler.tasks).forEach((line) => print(line));
+      }
+      return EXIT_OK;
+    } finally {
+      await session.close();
+    }
+  },
+};
 
 export const tasksRunCommand: Command = {
   name: "tasks run",
@@ -22,7 +52,7 @@ export const tasksRunCommand: Command = {
   async run(parsed) {
     const command = "tasks run";
     const [task] = positionals(parsed, command, "the task to run: a name from the config, or all", 1);
-    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "required"), mode: "command" });
+    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "required"), purpose: "operate" });
     try {
       await checkTask(session, task, command);
       const results = await session.tw.scheduler.runNow(task!);
@@ -54,7 +84,7 @@ export const tasksPauseCommand: Command = {
     const command = "tasks pause";
     const [task] = positionals(parsed, command, "", 0, 1);
     const until = pauseEnd(parsed, command);
-    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
+    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "operate" });
     try {
       await checkTask(session, task, command);
       await session.tw.scheduler.pauseUntil(until, task);
@@ -79,7 +109,7 @@ export const tasksResumeCommand: Command = {
   async run(parsed) {
     const command = "tasks resume";
     const [task] = positionals(parsed, command, "", 0, 1);
-    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), mode: "command" });
+    const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "operate" });
     try {
       await checkTask(session, task, command);
       await session.tw.scheduler.resume(task);

@@ -16,6 +16,7 @@ import { workersLogs, type FlushableSink } from "./logs-sink.js";
 import { parseObjectConfig, type ObjectConfig, type TickworkObjectConfig } from "./options.js";
 import type { AlarmInfo, KvNamespaceLike, LogsBinding } from "./platform.js";
 import { durableObjectStore } from "./store.js";
+import { checkWait } from "../../queue/waits.js";
 
 /** Set in the object's storage once its alarm was first armed: from then on a missing alarm was lost. */
 const ARMED_KEY = "tickwork:alarm-armed";
@@ -47,7 +48,8 @@ export type RpcValue = NonNullable<unknown> | null;
 export type RunRecordRpc = Omit<RunRecord, "result"> & { result: RpcValue };
 export type TaskStatusRpc = Omit<TaskStatus, "lastResult" | "history"> & { lastResult: RpcValue; history: RunRecordRpc[] };
 export type RunResultRpc = Omit<RunResult, "result"> & { result?: RpcValue };
-export type EnqueuedJobRpc = EnqueuedJob<RpcValue>;
+/** A job's `result` and `progress` are any JSON (unknown): as RpcValue they keep the answer typed through a stub. */
+export type EnqueuedJobRpc = Omit<EnqueuedJob<RpcValue>, "result" | "progress"> & { result: RpcValue; progress: RpcValue };
 
 export interface ObjectStatus {
   store: string;
@@ -222,6 +224,24 @@ export abstract class TickworkObject<Env = unknown> extends DurableObject<Env> {
       const job = await tw.enqueue(queue, payload, options);
       await this.arm(job.runAt);
       return job as EnqueuedJobRpc;
+    });
+  }
+
+  /**
+   * Enqueues a job and answers with its result once it ran, or rejects with its failure
+   * (JobFailedError) or, past `timeout`, JobWaitTimeoutError (the job goes on). The job runs in this
+   * object's own alarm tick, armed at its due time, and the tick tells the waiter at once: nothing polls.
+   */
+  async enqueueAndWait(queue: string, payload: unknown, options: Omit<EnqueueOptions, "tx"> & { timeout?: Duration } = {}): Promise<RpcValue> {
+    return this.call(async (tw) => {
+      if (options === null || typeof options !== "object") throw new InvalidInputError(`enqueueAndWait: options must be an object, got ${describe(options)}`);
+      const { timeout, ...enqueue } = options;
+      // Checked before the job is written; the timeout counts from here.
+      const { deadline } = checkWait({ timeout }, "enqueueAndWait", tw.clock.now());
+      const job = await tw.enqueue(queue, payload, enqueue);
+      await this.arm(job.runAt);
+      const left = deadline === undefined ? undefined : Math.max(0, deadline - tw.clock.now());
+      return (await tw.jobs.wait(job.id, { timeout: left })) as RpcValue;
     });
   }
 

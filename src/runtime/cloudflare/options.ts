@@ -30,7 +30,7 @@ export interface LogsBindingChoice {
 export type LoggerChoice = LogsBindingChoice | "console" | LoggerOption;
 
 /** Engine options a Durable Object may set; the rest (store, clock, logger, budget) come from the object. */
-export type ObjectEngineOptions = Pick<TickworkOptions, "instanceId" | "retention" | "idempotency" | "onError">;
+export type ObjectEngineOptions = Pick<TickworkOptions, "instanceId" | "retention" | "idempotency" | "onError" | "tracer">;
 
 export interface TickworkObjectConfig {
   logger: LoggerChoice;
@@ -81,7 +81,7 @@ const schema = z
     maxJobsPerTick: z.number().int().min(1).optional(),
     watchdog: z.object({ stuckAfter: durationMs.default(300_000) }).strict().default({ stuckAfter: 300_000 }),
     alarmRetries: z.number().int().min(0).default(PLATFORM_ALARM_RETRIES),
-    engine: z.custom<ObjectEngineOptions>((v) => typeof v === "object" && v !== null, "engine options { instanceId?, retention?, idempotency?, onError? }").optional(),
+    engine: z.custom<ObjectEngineOptions>((v) => typeof v === "object" && v !== null, "engine options { instanceId?, retention?, idempotency?, onError?, tracer? }").optional(),
   })
   .strict();
 

@@ -1,14 +1,14 @@
 import type { Hono } from "hono";
 import type { Tickwork } from "../../tickwork.js";
-import type { Job } from "../../queue/job.js";
 import type { TaskStatus } from "../../schedule/task.js";
 import type { Throughput } from "../throughput.js";
 import { deliverySummary } from "./deliveries.js";
 import { fanoutSummary } from "./fanouts.js";
+import { jobSummary } from "./jobs.js";
 import { queueSummaries } from "./queues.js";
-import type { JobSummary, Overview, TaskSummary } from "./types.js";
+import type { Overview, TaskSummary } from "./types.js";
 
-/** Failed jobs shown at once; older ones are a page of `GET /api/jobs?status=failed` away. */
+/** Failed jobs shown at once; the dashboard's job browser pages through the rest (`GET /api/jobs?status=failed`). */
 const FAILED_SHOWN = 20;
 
 export function overviewRoutes(api: Hono, tw: Tickwork, throughput: Throughput): void {
@@ -36,10 +36,6 @@ export function overviewRoutes(api: Hono, tw: Tickwork, throughput: Throughput):
   });
 }
 
-function jobSummary({ payload: _payload, ...job }: Job): JobSummary {
-  return job;
-}
-
 function taskSummary(t: TaskStatus): TaskSummary {
   return {
     name: t.name,
@@ -52,9 +48,20 @@ function taskSummary(t: TaskStatus): TaskSummary {
     consecutiveFailures: t.consecutiveFailures,
     nextRunAt: t.nextRunAt,
     nextRunAfter: t.nextRunAfter,
+    runsAt: runsAt(t),
     paused: t.paused,
     pausedUntil: t.pausedUntil,
     breakerOpen: t.breakerOpen,
     running: t.running,
   };
+}
+
+/**
+ * When the scheduler will really start the task: its next slot, unless a pause or a backoff holds it
+ * past that; then at the hold's end, since a slot that fell due meanwhile runs as soon as it ends
+ * (the engine's status gives the slot alone, `nextRunAt`). An open breaker holds it until a resume.
+ */
+function runsAt(t: TaskStatus): number | null {
+  if (t.breakerOpen || t.nextRunAt === null) return null;
+  return Math.max(t.nextRunAt, t.pausedUntil ?? t.nextRunAt, t.nextRunAfter ?? t.nextRunAt);
 }

@@ -3,8 +3,9 @@ import { z } from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import type { QueueFlowStatus } from "../../queue/controls.js";
 import { ApiError } from "../errors.js";
+import { countsOf } from "../finished-counts.js";
 import { name, parseBody, parseParam, parseQuery, text } from "../validation.js";
-import type { JobStatusName, QueueControlResult, QueueFlowView, QueueSummary } from "./types.js";
+import type { JobStatusName, PendingSplit, QueueControlResult, QueueFlowView, QueueSummary } from "./types.js";
 
 const ZERO: Record<JobStatusName, number> = { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
 
@@ -12,7 +13,6 @@ const ZERO: Record<JobStatusName, number> = { pending: 0, running: 0, succeeded:
 const LISTED_GROUPS = 5;
 /** The engine's bound on a group name (`tw.queues.pause(queue, { group })`). */
 const MAX_GROUP_LENGTH = 255;
-
 const GROUPS = "an integer from 0 to 1000";
 const FlowQuery = z.object({
   groups: z.string().regex(/^[0-9]{1,4}$/, GROUPS).transform(Number).pipe(z.number().max(1_000, GROUPS)).default(20),
@@ -22,14 +22,34 @@ const ControlBody = z
   .object({ group: text(MAX_GROUP_LENGTH).optional() }, { error: (issue) => (issue.code === "invalid_type" ? 'expected an object such as {"group":"tenant-1"}, or no body' : undefined) })
   .strict();
 
-/** Every queue the store has jobs of or this process declares, by name, with counts by status and flow control. */
+/**
+ * Every queue the store has jobs of or this process declares, by name, with counts by status, its
+ * pending jobs split into due now and scheduled later, and its flow control.
+ */
 export async function queueSummaries(tw: Tickwork): Promise<QueueSummary[]> {
   const declared = new Map(tw.status().queues.map((q) => [q.name, q]));
-  const [stored, flows] = await Promise.all([tw.jobs.counts(), tw.queues.status(undefined, { groups: LISTED_GROUPS })]);
-  const counts = new Map(stored.map((c) => [c.queue, c.counts]));
+  const [stored, flows] = await Promise.all([countsOf(tw).get(), tw.queues.status(undefined, { groups: LISTED_GROUPS })]);
+  const counts = new Map(stored.map((c) => [c.queue, { ...c.counts }]));
+  // A declared queue's live counts come with its flow control, read now (the counts may be kept a
+  // while on SQLite, see finished-counts.ts).
+  for (const f of flows) {
+    const c = counts.get(f.name);
+    if (c) Object.assign(c, { pending: f.pending, running: f.running });
+    else if (f.pending || f.running) counts.set(f.name, { ...ZERO, pending: f.pending, running: f.running });
+  }
   const flowOf = new Map(flows.map((f) => [f.name, flowView(f)]));
   const names = [...new Set([...declared.keys(), ...counts.keys()])].sort();
-  return names.map((queue) => {
+  const now = tw.clock.now();
+  const pending = (queue: string) => counts.get(queue)?.pending ?? 0;
+  const waiting = names.filter((queue) => pending(queue) > 0);
+  const [scheduled, earliest] = await Promise.all([
+    tw.store.queue.countScheduled({ queues: waiting, now }),
+    // The earliest pending run time: an index probe per queue, as /metrics reads its oldest due job.
+    Promise.all(waiting.map(async (queue) => [queue, await tw.store.queue.nextWakeAt({ queues: [queue], leases: false })] as const)),
+  ]);
+  const earliestOf = new Map(earliest);
+  const splits = names.map((queue) => pendingSplit(pending(queue), scheduled[queue] ?? 0, earliestOf.get(queue) ?? null, now));
+  return names.map((queue, i) => {
     const q = declared.get(queue);
     return {
       name: queue,
@@ -38,9 +58,15 @@ export async function queueSummaries(tw: Tickwork): Promise<QueueSummary[]> {
       concurrency: q?.concurrency ?? null,
       runningHere: q?.running ?? 0,
       counts: counts.get(queue) ?? { ...ZERO },
+      pending: splits[i]!,
       flow: flowOf.get(queue) ?? null,
     };
   });
+}
+
+/** A queue's pending jobs split by run time against `now`, from its pending count and the scheduled ones counted. */
+function pendingSplit(pending: number, scheduled: number, earliest: number | null, now: number): PendingSplit {
+  return { due: Math.max(0, pending - scheduled), scheduled, oldestDueAt: earliest !== null && earliest <= now ? earliest : null };
 }
 
 /** The engine's status as the API shows it, field by field: what the engine adds later is not published by accident. */

@@ -14,8 +14,23 @@ export interface QueueSummary {
   /** Jobs of this queue running in this process right now. */
   runningHere: number;
   counts: Record<JobStatusName, number>;
+  /** Its pending jobs split into due now and scheduled for later, against the engine's clock. */
+  pending: PendingSplit;
   /** Its flow control as every process sees it; null for a queue not declared here. */
   flow: QueueFlowView | null;
+}
+
+/**
+ * A queue's pending jobs by run time (their sum is `counts.pending`): the scheduled ones are counted
+ * on the due-time index, never the backlog's rows, and the due ones are the rest.
+ */
+export interface PendingSplit {
+  /** Run time reached: waiting for a worker (or held by a pause or a limit). */
+  due: number;
+  /** Run time ahead: a delay, a retry's backoff, a flow parent waiting for its children. */
+  scheduled: number;
+  /** The run time of the longest-waiting due job (how long the backlog has waited); null when none is due. */
+  oldestDueAt: number | null;
 }
 
 /** A shared budget (a queue's global rateLimit, a named limiter): one token every `intervalMs`. */
@@ -91,6 +106,7 @@ export interface JobSummary {
   id: string;
   queue: string;
   key: string | null;
+  group: string | null;
   status: JobStatusName;
   priority: number;
   runAt: number;
@@ -105,6 +121,65 @@ export interface JobSummary {
 /** A job in `GET /api/jobs`: its payload previewed; `GET /api/jobs/:id` has the payload itself. */
 export type JobListItem = JobSummary & PayloadPreview;
 
+/** What `GET /api/jobs` answers: a page, newest first or oldest first as `order` says. */
+export interface JobPage {
+  jobs: JobListItem[];
+  /** The order asked for (newest unless `order=oldest`): it says which parameter `next` is for. */
+  order: "newest" | "oldest";
+  /**
+   * The last id of this page, to pass as the following page's `before` (newest first) or `after`
+   * (oldest first); null on the last one. A string in either order, as every list's `next` is: the
+   * other parameter is refused with a 400 naming it, so a mix-up cannot skip or repeat jobs.
+   */
+  next: string | null;
+  /** The engine's clock: a pending job with `runAt` after it is scheduled for later, else due. */
+  now: number;
+}
+
+/** One attempt of a job, as its history keeps it (the last 20 and the current one). */
+export interface JobAttemptView {
+  attempt: number;
+  startedAt: number;
+  /** Null while it runs. */
+  finishedAt: number | null;
+  outcome: "running" | "succeeded" | "failed" | "snoozed" | "lease_expired" | "cancelled";
+  error: string | null;
+}
+
+/**
+ * A job's payload in its own answer: the value itself when its JSON text is at most
+ * `DETAIL_PAYLOAD_CHARS` (64 Ki characters), else the start of that text; `GET
+ * /api/jobs/:id/payload` gives the whole of it.
+ */
+export type JobPayloadView =
+  | { payloadTruncated: false; payloadChars: number; payload: unknown }
+  | { payloadTruncated: true; payloadChars: number; payloadPreview: string };
+
+/** A job as `GET /api/jobs/:id` and the actions on it answer. */
+export type JobDetail = JobSummary &
+  JobPayloadView & {
+    snoozes: number;
+    /** What the handler returned (JSON) once it succeeded; null before. Bounded by the queue's maxResultBytes. */
+    result: unknown;
+    /** The handler's last `ctx.progress` value (JSON); null if none. */
+    progress: unknown;
+    /** Every attempt, oldest first. */
+    history: JobAttemptView[];
+    parentId: string | null;
+    children: { total: number; pending: number; failed: number } | null;
+    /**
+     * While it runs: the worker holding it (`<instanceId>/<queue>`) and until when its lease lasts
+     * unless renewed (a lapsed one is rescued: the job runs again); null otherwise.
+     */
+    lease: { workerId: string; until: number } | null;
+  };
+
+/** What `GET /api/jobs/:id` and `POST /api/jobs/:id/{retry,cancel,promote,delete}` answer (delete: the job as it was). */
+export interface JobAnswer {
+  job: JobDetail;
+  now: number;
+}
+
 export interface TaskSummary {
   name: string;
   schedule: string;
@@ -115,9 +190,16 @@ export interface TaskSummary {
   /** Why the task's cadence could not be computed (it is retried); null while it computes. */
   scheduleError: string | null;
   consecutiveFailures: number;
+  /** Its next slot, ignoring pauses and backoff (`runsAt` takes them in). */
   nextRunAt: number | null;
   /** Adaptive backoff: skipped until then. */
   nextRunAfter: number | null;
+  /**
+   * When it will really run next: its next slot, or the end of its pause or backoff when that comes
+   * later (a slot that fell due meanwhile runs then). Null while its breaker is open (it waits for a
+   * resume), when no slot is ahead, or its cadence cannot be computed.
+   */
+  runsAt: number | null;
   paused: boolean;
   pausedUntil: number | null;
   breakerOpen: boolean;
@@ -130,6 +212,8 @@ export interface ThroughputSnapshot {
   start: number;
   /** Job attempts finished per bucket, oldest first, per queue. */
   queues: Record<string, number[]>;
+  /** Of those, the ones that failed (a retry scheduled, or failed for good), per bucket, per queue. */
+  failed: Record<string, number[]>;
 }
 
 /** An item of a delivery's outbox or dead-letter table, its payload previewed. */
@@ -157,6 +241,11 @@ export interface DeliverySummary {
   retrying: number;
   /** In the dead-letter table. */
   dropped: number;
+  /**
+   * The soonest due time of an item waiting (for one being sent, the end of its lease): the oldest
+   * item's due time, so in the past while items wait for a pass (a backlog beyond the budget, workers
+   * not started). Null: nothing waits.
+   */
   nextAt: number | null;
   /** This process's last pass: what it sent out of `budget`, and whether the budget ran out. */
   lastPass: { at: number; sent: number; delivered: number; failed: number; dropped: number; carried: boolean } | null;

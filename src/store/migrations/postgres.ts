@@ -352,4 +352,98 @@ export const postgresMigrations: readonly Migration[] = [
       $fn$;
     `,
   },
+  {
+    version: 10,
+    name: "jobs that report back: results, progress, snoozes, attempt history, waiters, flows, keys held for a period, trace context",
+    sql: `
+      -- As SQLite's step 9. Added without a default rewrite (a constant default is stored in the
+      -- catalog), so the step is instant on a table of any size.
+      ALTER TABLE tickwork_jobs ADD COLUMN result json;
+      ALTER TABLE tickwork_jobs ADD COLUMN progress json;
+      ALTER TABLE tickwork_jobs ADD COLUMN snoozes integer NOT NULL DEFAULT 0;
+      ALTER TABLE tickwork_jobs ADD COLUMN history jsonb;
+      ALTER TABLE tickwork_jobs ADD COLUMN waited boolean NOT NULL DEFAULT false;
+      ALTER TABLE tickwork_jobs ADD COLUMN parent_id bigint;
+      ALTER TABLE tickwork_jobs ADD COLUMN children_total integer NOT NULL DEFAULT 0;
+      ALTER TABLE tickwork_jobs ADD COLUMN children_waiting integer NOT NULL DEFAULT 0;
+      ALTER TABLE tickwork_jobs ADD COLUMN children_failed integer NOT NULL DEFAULT 0;
+      ALTER TABLE tickwork_jobs ADD COLUMN child_failure text;
+      CREATE INDEX tickwork_jobs_parent ON tickwork_jobs (parent_id) WHERE parent_id IS NOT NULL;
+      ALTER TABLE tickwork_jobs ADD COLUMN trace_context text;
+      CREATE TABLE tickwork_job_keys (
+        queue  text   NOT NULL,
+        key    text   NOT NULL,
+        job_id bigint,
+        until  bigint NOT NULL,
+        PRIMARY KEY (queue, key)
+      );
+    `,
+  },
+  {
+    version: 11,
+    name: "job counts kept by the writes themselves, so counting never reads the jobs table",
+    sql: `
+      -- Counts by queue and status, moved by triggers in the same transaction as the rows they count.
+      -- Each backend adds to rows of its own (shard = its pid), so concurrent writers never wait on
+      -- one counter row, nor lock two in opposite orders; the pruner folds the rows of backends that
+      -- are gone into shard 0. A count is a sum over a few rows, whatever the table holds.
+      CREATE TABLE tickwork_job_counts (
+        queue  text    NOT NULL,
+        status text    NOT NULL,
+        shard  integer NOT NULL,
+        n      bigint  NOT NULL,
+        PRIMARY KEY (queue, status, shard)
+      );
+      -- No write may fall between the count below and the triggers that take over from it.
+      LOCK TABLE tickwork_jobs IN SHARE ROW EXCLUSIVE MODE;
+      INSERT INTO tickwork_job_counts (queue, status, shard, n) SELECT queue, status, 0, count(*) FROM tickwork_jobs GROUP BY queue, status;
+
+      -- Statement-level, over the statement's transition tables: one upsert per statement whatever its
+      -- rows, and none at all for an update that moves no row between counts (a lease renewal).
+      -- Sorted, so a statement locks its counter rows in one order.
+      CREATE FUNCTION tickwork_count_inserted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+      BEGIN
+        INSERT INTO tickwork_job_counts AS c (queue, status, shard, n)
+        SELECT queue, status, pg_backend_pid(), count(*) FROM tickwork_new GROUP BY queue, status ORDER BY queue, status
+        ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE FUNCTION tickwork_count_updated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+      BEGIN
+        INSERT INTO tickwork_job_counts AS c (queue, status, shard, n)
+        SELECT queue, status, pg_backend_pid(), sum(d) FROM (
+          SELECT queue, status, 1 AS d FROM tickwork_new
+          UNION ALL
+          SELECT queue, status, -1 AS d FROM tickwork_old
+        ) moved
+        GROUP BY queue, status HAVING sum(d) <> 0 ORDER BY queue, status
+        ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE FUNCTION tickwork_count_deleted() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+      BEGIN
+        INSERT INTO tickwork_job_counts AS c (queue, status, shard, n)
+        SELECT queue, status, pg_backend_pid(), -count(*) FROM tickwork_old GROUP BY queue, status ORDER BY queue, status
+        ON CONFLICT (queue, status, shard) DO UPDATE SET n = c.n + excluded.n;
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE FUNCTION tickwork_count_truncated() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+      BEGIN
+        DELETE FROM tickwork_job_counts;
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE TRIGGER tickwork_jobs_counted_insert AFTER INSERT ON tickwork_jobs REFERENCING NEW TABLE AS tickwork_new
+        FOR EACH STATEMENT EXECUTE FUNCTION tickwork_count_inserted();
+      CREATE TRIGGER tickwork_jobs_counted_update AFTER UPDATE ON tickwork_jobs REFERENCING OLD TABLE AS tickwork_old NEW TABLE AS tickwork_new
+        FOR EACH STATEMENT EXECUTE FUNCTION tickwork_count_updated();
+      CREATE TRIGGER tickwork_jobs_counted_delete AFTER DELETE ON tickwork_jobs REFERENCING OLD TABLE AS tickwork_old
+        FOR EACH STATEMENT EXECUTE FUNCTION tickwork_count_deleted();
+      CREATE TRIGGER tickwork_jobs_counted_truncate AFTER TRUNCATE ON tickwork_jobs
+        FOR EACH STATEMENT EXECUTE FUNCTION tickwork_count_truncated();
+    `,
+  },
 ];

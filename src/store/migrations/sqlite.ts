@@ -255,4 +255,44 @@ export const sqliteMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 9,
+    name: "jobs that report back: results, progress, snoozes, attempt history, waiters, flows, keys held for a period, trace context",
+    sql: `
+      -- result: the handler's return value as JSON text, kept with the job's retention. progress: the
+      -- last value a running handler reported. snoozes: times the job was put back without spending an
+      -- attempt (bounded by the queue's maxSnoozes). history: the attempts before the current one (a
+      -- JSON array, the last few kept); the current attempt is the row's own started_at, finished_at,
+      -- status and last_error. waited: someone in another process awaits the job's end, so settling it
+      -- signals them (a store with notifications sends one; the others' waiters poll).
+      ALTER TABLE tickwork_jobs ADD COLUMN result TEXT;
+      ALTER TABLE tickwork_jobs ADD COLUMN progress TEXT;
+      ALTER TABLE tickwork_jobs ADD COLUMN snoozes INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tickwork_jobs ADD COLUMN history TEXT;
+      ALTER TABLE tickwork_jobs ADD COLUMN waited INTEGER NOT NULL DEFAULT 0;
+      -- Flows: a parent waits, pending with run_at at the end of time, while children_waiting of its
+      -- children_total children have not ended; the last one's settle makes it due in the same
+      -- transaction. child_failure: what a child failing for good does to it ('fail' it, or
+      -- 'continue', counted in children_failed).
+      ALTER TABLE tickwork_jobs ADD COLUMN parent_id INTEGER;
+      ALTER TABLE tickwork_jobs ADD COLUMN children_total INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tickwork_jobs ADD COLUMN children_waiting INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tickwork_jobs ADD COLUMN children_failed INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE tickwork_jobs ADD COLUMN child_failure TEXT;
+      CREATE INDEX tickwork_jobs_parent ON tickwork_jobs (parent_id) WHERE parent_id IS NOT NULL;
+      -- trace_context: the W3C Trace Context of the enqueue that created the job, as a JSON carrier
+      -- ({"traceparent": ..., "tracestate": ...}), so its run's span links to it in any process. Only an
+      -- engine with a tracer writes it; null otherwise.
+      ALTER TABLE tickwork_jobs ADD COLUMN trace_context TEXT;
+      -- A key held for a period (unique: { for }, throttle): the job enqueued under it, and until when
+      -- an enqueue of the same key gets that job back instead of a new one, whatever its status.
+      CREATE TABLE tickwork_job_keys (
+        queue  TEXT    NOT NULL,
+        key    TEXT    NOT NULL,
+        job_id INTEGER,
+        until  INTEGER NOT NULL,
+        PRIMARY KEY (queue, key)
+      );
+    `,
+  },
 ];

@@ -4,7 +4,7 @@ import type { Store } from "../../../src/store/store.js";
 import type { StoreAnswer, StoreRequest } from "../fixtures/store-host.js";
 
 /** Every module of a store: each one's operations are forwarded to the Durable Object. */
-type ModuleName = Exclude<keyof Store, "name" | "migrate" | "schemaVersion" | "subscribe" | "close">;
+type ModuleName = Exclude<keyof Store, "name" | "migrate" | "schemaVersion" | "subscribe" | "subscribeJobs" | "close">;
 const MODULES = { queue: true, schedule: true, cache: true, idempotency: true, delivery: true, fanout: true } satisfies Record<ModuleName, true>;
 
 let workerd: Promise<string> | undefined;

@@ -26,6 +26,13 @@ describe.each(allStoreCases())("enqueue returns the job and dedupes live keys ($
       createdAt: T0,
       startedAt: null,
       finishedAt: null,
+      result: null,
+      progress: null,
+      snoozes: 0,
+      history: [],
+      parentId: null,
+      children: null,
+      lease: null,
       duplicate: false,
     });
     const { duplicate: _duplicate, ...stored } = job;

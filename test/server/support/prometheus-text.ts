@@ -76,9 +76,11 @@ function familyOf(sample: string, families: Map<string, Family>): Family | undef
 }
 
 function parseValue(text: string, where: string): number {
-  if (text === "+Inf") return Infinity;
-  if (text === "-Inf") return -Infinity;
-  if (text === "NaN") return NaN;
+  // Prometheus reads values with Go's strconv.ParseFloat, which takes these in any case (prom-client
+  // writes NaN as "Nan", e.g. the event-loop lag's mean before its first sample).
+  if (/^\+?inf$/i.test(text)) return Infinity;
+  if (/^-inf$/i.test(text)) return -Infinity;
+  if (/^nan$/i.test(text)) return NaN;
   const n = Number(text);
   if (text.trim() === "" || Number.isNaN(n)) throw new Error(`bad value at ${where}`);
   return n;

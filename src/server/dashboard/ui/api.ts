@@ -26,6 +26,11 @@ export function saveToken(token: string): void {
   sessionStorage.setItem(TOKEN_KEY, token);
 }
 
+/** Whether a token is kept: a 401 then means it was refused, not that none was given. */
+export function hasToken(): boolean {
+  return sessionStorage.getItem(TOKEN_KEY) !== null;
+}
+
 /** The admin API, at `base` relative to the page (the app may be mounted under any path). */
 export class AdminApi {
   constructor(private readonly base: string) {}

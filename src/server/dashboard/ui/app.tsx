@@ -1,14 +1,22 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import type { Overview, QueueControlResult, TaskRunResult } from "../../api/types.js";
-import { ApiFailure, saveToken, type AdminApi } from "./api.js";
+import { ApiFailure, hasToken, saveToken, type AdminApi } from "./api.js";
 import { Deliveries } from "./deliveries.js";
 import { FailedJobs } from "./failed-jobs.js";
 import { Fanouts } from "./fanouts.js";
+import { jobActions, type Act } from "./job-actions.js";
+import { JobBrowser } from "./job-browser.js";
+import { JobDetailView } from "./job-detail.js";
 import { Queues, type QueueActions } from "./queues.js";
 import { Tasks, type TaskActions } from "./tasks.js";
 import { ThroughputChart } from "./throughput-chart.js";
+import { parseRoute, useRoute, viewOf } from "./route.js";
 
-type Notice = { text: string; tone: "ok" | "bad" };
+/** Why the token form shows: no token yet, or the one kept was refused (a 401 with a token sent). */
+type TokenNeed = "missing" | "refused";
+
+/** An action's outcome, shown in one view (`viewOf`): the one it was given in, or the one it led to. */
+type Notice = { text: string; tone: "ok" | "bad"; view: string };
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 const path = encodeURIComponent;
@@ -23,10 +31,17 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
   const { api } = props;
   const [overview, setOverview] = useState<Overview | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const [needsToken, setNeedsToken] = useState(false);
+  const [needsToken, setNeedsToken] = useState<TokenNeed | null>(null);
   const [notice, setNotice] = useState<Notice | null>(null);
   const [busy, setBusy] = useState(false);
   const loading = useRef<{ again: boolean } | null>(null);
+  const route = useRoute();
+  // A notice is about its view: another view starts without it (unless the notice was meant for it).
+  const view = viewOf(route);
+  const viewRef = useRef(view);
+  viewRef.current = view;
+  useEffect(() => setNotice((n) => (n?.view === view ? n : null)), [view]);
+  const shownNotice = notice?.view === view ? notice : null;
 
   const refresh = useCallback(async (): Promise<void> => {
     // One request at a time; a refresh asked for meanwhile runs once the current one is done.
@@ -38,9 +53,9 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
     try {
       setOverview(await api.call<Overview>("GET", "api/overview"));
       setProblem(null);
-      setNeedsToken(false);
+      setNeedsToken(null);
     } catch (error) {
-      if (error instanceof ApiFailure && error.status === 401) setNeedsToken(true);
+      if (error instanceof ApiFailure && error.status === 401) setNeedsToken(hasToken() ? "refused" : "missing");
       else setProblem(`Cannot refresh: ${message(error)}`);
     } finally {
       loading.current = null;
@@ -69,24 +84,25 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
     if (overview && performance.getEntriesByName("tickwork:first-data").length === 0) performance.mark("tickwork:first-data");
   }, [overview]);
 
-  const act = async (failure: string, action: () => Promise<string>) => {
+  const act: Act = async (failure, action) => {
     setBusy(true);
     try {
-      setNotice({ text: await action(), tone: "ok" });
+      const outcome = await action();
+      if (typeof outcome === "string") setNotice({ text: outcome, tone: "ok", view: viewRef.current });
+      else {
+        setNotice({ text: outcome.text, tone: "ok", view: viewOf(parseRoute(outcome.goTo)) });
+        location.hash = outcome.goTo;
+      }
     } catch (error) {
-      if (error instanceof ApiFailure && error.status === 401) setNeedsToken(true);
-      setNotice({ text: `${failure}: ${message(error)}`, tone: "bad" });
+      if (error instanceof ApiFailure && error.status === 401) setNeedsToken(hasToken() ? "refused" : "missing");
+      setNotice({ text: `${failure}: ${message(error)}`, tone: "bad", view: viewRef.current });
     } finally {
       setBusy(false);
       await refresh();
     }
   };
 
-  const retryJob = (id: string) =>
-    act(`Retrying job ${id} failed`, async () => {
-      await api.call("POST", `api/jobs/${path(id)}/retry`);
-      return `Job ${id} is pending again.`;
-    });
+  const jobs = jobActions(api, act);
   /** Pauses or resumes a queue, or a group of it; the answer says whether it already was so. */
   const control = (action: "pause" | "resume", queue: string, group?: string) => {
     const what = group === undefined ? queue : `group ${group} of ${queue}`;
@@ -98,11 +114,7 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
     });
   };
   const queueActions: QueueActions = {
-    retryFailed: (queue) =>
-      act(`Retrying the failed jobs of ${queue} failed`, async () => {
-        const { retried } = await api.call<{ retried: number }>("POST", `api/queues/${path(queue)}/retry-failed`);
-        return `${retried} failed job${retried === 1 ? "" : "s"} of ${queue} pending again.`;
-      }),
+    retryFailed: (queue) => void jobs.retryFailed(queue),
     pause: (queue, group) => control("pause", queue, group),
     resume: (queue, group) => control("resume", queue, group),
   };
@@ -134,13 +146,21 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
       }),
   };
 
-  if (needsToken) return <TokenForm onToken={(token) => (saveToken(token), void refresh())} />;
+  if (needsToken) return <TokenForm refused={needsToken === "refused"} onToken={(token) => (saveToken(token), void refresh())} />;
   if (!overview) return <p class={problem ? "problem bad" : "loading"}>{problem ?? "Loading…"}</p>;
   const { engine, now } = overview;
   return (
     <div class="page">
       <header>
         <h1>tickwork</h1>
+        <nav class="views" aria-label="Views">
+          <a href="#/" aria-current={route.view === "overview" ? "page" : undefined}>
+            Overview
+          </a>
+          <a href="#/jobs" aria-current={route.view === "overview" ? undefined : "page"}>
+            Jobs
+          </a>
+        </nav>
         <span class="sub">
           {engine.store} · instance {engine.instanceId} · {engine.started ? "workers running" : "workers not started"}
         </span>
@@ -148,40 +168,54 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
           {problem ?? `live · ${new Date(now).toISOString().slice(11, 19)} UTC`}
         </span>
       </header>
-      {notice ? (
-        <p class={`notice ${notice.tone}`} role="alert">
-          {notice.text}
+      {shownNotice ? (
+        <p class={`notice ${shownNotice.tone}`} role="alert">
+          {shownNotice.text}
         </p>
       ) : null}
-      <section aria-label="Queues">
-        <h2>Queues</h2>
-        <Queues queues={overview.queues} now={now} busy={busy} actions={queueActions} />
-      </section>
-      <section aria-label="Throughput">
-        <h2>Throughput (this process)</h2>
-        <ThroughputChart throughput={overview.throughput} />
-      </section>
-      <section aria-label="Failed jobs">
-        <h2>Failed jobs</h2>
-        <FailedJobs jobs={overview.failed} now={now} busy={busy} onRetry={retryJob} />
-      </section>
-      <section aria-label="Tasks">
-        <h2>Tasks</h2>
-        <Tasks tasks={overview.scheduler.tasks} pausedUntil={overview.scheduler.pausedUntil} now={now} busy={busy} actions={taskActions} />
-      </section>
-      <section aria-label="Deliveries">
-        <h2>Deliveries</h2>
-        <Deliveries deliveries={overview.deliveries} now={now} busy={busy} onReplay={replayDropped} />
-      </section>
-      <section aria-label="Fan-outs">
-        <h2>Fan-outs</h2>
-        <Fanouts fanouts={overview.fanouts} now={now} busy={busy} onReconcile={reconcile} />
-      </section>
+      {route.view === "jobs" ? (
+        <section aria-label="Jobs">
+          <h2>Jobs</h2>
+          <JobBrowser api={api} filter={route.filter} queues={overview.queues} refreshMs={props.refreshMs} busy={busy} actions={jobs} />
+        </section>
+      ) : route.view === "job" ? (
+        <section aria-label={`Job ${route.id}`}>
+          <JobDetailView api={api} id={route.id} refreshMs={props.refreshMs} busy={busy} actions={jobs} />
+        </section>
+      ) : (
+        <>
+          <section aria-label="Queues">
+            <h2>Queues</h2>
+            <Queues queues={overview.queues} throughput={overview.throughput} now={now} busy={busy} actions={queueActions} />
+          </section>
+          <section aria-label="Throughput">
+            <h2>Throughput (this process)</h2>
+            <ThroughputChart throughput={overview.throughput} />
+          </section>
+          <section aria-label="Failed jobs">
+            <h2>Failed jobs</h2>
+            <FailedJobs jobs={overview.failed} failedCount={overview.queues.reduce((n, q) => n + q.counts.failed, 0)} now={now} busy={busy} onRetry={(id) => void jobs.retry(id)} />
+          </section>
+          <section aria-label="Tasks">
+            <h2>Tasks</h2>
+            <Tasks tasks={overview.scheduler.tasks} pausedUntil={overview.scheduler.pausedUntil} now={now} busy={busy} actions={taskActions} />
+          </section>
+          <section aria-label="Deliveries">
+            <h2>Deliveries</h2>
+            <Deliveries deliveries={overview.deliveries} now={now} busy={busy} onReplay={replayDropped} />
+          </section>
+          <section aria-label="Fan-outs">
+            <h2>Fan-outs</h2>
+            <Fanouts fanouts={overview.fanouts} now={now} busy={busy} onReconcile={reconcile} />
+          </section>
+        </>
+      )}
     </div>
   );
 }
 
-function TokenForm(props: { onToken: (token: string) => void }) {
+/** Asks for the admin token; after a refusal it says so, rather than showing the same form as if nothing had happened. */
+function TokenForm(props: { refused: boolean; onToken: (token: string) => void }) {
   const [value, setValue] = useState("");
   return (
     <form
@@ -193,6 +227,11 @@ function TokenForm(props: { onToken: (token: string) => void }) {
     >
       <h1>tickwork</h1>
       <p>This dashboard needs the admin token: the server's token option, or TICKWORK_ADMIN_TOKEN.</p>
+      {props.refused ? (
+        <p class="notice bad" role="alert">
+          That token was refused: the server answered 401. Check it against the server's token option or TICKWORK_ADMIN_TOKEN.
+        </p>
+      ) : null}
       <label>
         Admin token <input type="password" name="token" autocomplete="current-password" value={value} onInput={(e) => setValue(e.currentTarget.value)} />
       </label>

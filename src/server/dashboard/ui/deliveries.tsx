@@ -20,6 +20,23 @@ function Items(props: { title: string; items: DeliveryItemView[]; now: number; w
   );
 }
 
+/**
+ * The next send. `nextAt` is the soonest due time of a waiting item, so while items wait for a pass
+ * (a backlog beyond the budget, workers not started) it is the oldest one's due time, in the past:
+ * that reads "due now", with how many wait and since when, never "9s ago".
+ */
+function NextSend(props: { delivery: DeliverySummary; now: number }) {
+  const { delivery: d, now } = props;
+  const waiting = d.pending + d.retrying;
+  if (d.nextAt === null || d.nextAt > now) return <td data-next-send title={absolute(d.nextAt)}>{relative(d.nextAt, now)}</td>;
+  return (
+    <td data-next-send title={`the oldest item has been due since ${absolute(d.nextAt)}`}>
+      due now ({count(waiting)} waiting)
+      {now - d.nextAt >= 1_000 ? <div class="sub">oldest due {relative(d.nextAt, now)}</div> : null}
+    </td>
+  );
+}
+
 export function Deliveries(props: { deliveries: DeliverySummary[]; now: number; busy: boolean; onReplay: (delivery: string) => void }) {
   const { now } = props;
   if (props.deliveries.length === 0) return <p class="empty">No delivery is declared in this process.</p>;
@@ -53,7 +70,7 @@ export function Deliveries(props: { deliveries: DeliverySummary[]; now: number; 
             <td class={d.dropped > 0 ? "num bad" : "num"} data-state="dropped">
               {count(d.dropped)}
             </td>
-            <td title={absolute(d.nextAt)}>{relative(d.nextAt, now)}</td>
+            <NextSend delivery={d} now={now} />
             <td>
               {d.lastPass ? (
                 <>

@@ -1,7 +1,7 @@
-import type { BucketView, JobStatusName, QueueFlowView, QueueSummary } from "../../api/types.js";
-import { absolute, count, relative } from "./format.js";
-
-const STATUSES: JobStatusName[] = ["pending", "running", "succeeded", "failed", "cancelled"];
+import type { BucketView, QueueFlowView, QueueSummary, ThroughputSnapshot } from "../../api/types.js";
+import { ConfirmButton } from "./confirm.js";
+import { absolute, count, relative, span } from "./format.js";
+import { browserHref, type BrowserState } from "./route.js";
 
 export interface QueueActions {
   retryFailed(queue: string): void;
@@ -82,17 +82,88 @@ function Flow(props: { queue: string; flow: QueueFlowView; now: number; busy: bo
   );
 }
 
-export function Queues(props: { queues: QueueSummary[]; now: number; busy: boolean; actions: QueueActions }) {
+/** A count that links to the job browser's tab for it, for a queue declared here (the browser filters on those only). */
+function Counted(props: { q: QueueSummary; state: BrowserState; text: string; title?: string }) {
+  return props.q.declared ? (
+    <a href={browserHref({ state: props.state, queue: props.q.name })} title={props.title}>
+      {props.text}
+    </a>
+  ) : (
+    <span title={props.title}>{props.text}</span>
+  );
+}
+
+/** A split count: past the split's bound it is a lower bound. */
+
+/** Pending jobs whose run time has come, and how long the oldest of them has waited. */
+function Due(props: { q: QueueSummary; now: number }) {
+  const { q, now } = props;
+  const { due, oldestDueAt } = q.pending;
+  return (
+    <td class="num" data-status="due">
+      <Counted q={q} state="due" text={count(due)} title={`${count(q.counts.pending)} pending: due now, and scheduled for later`} />
+      {due > 0 && oldestDueAt !== null ? (
+        <div class={now - oldestDueAt >= 60_000 ? "sub warn" : "sub"} data-oldest-due title={`due since ${absolute(oldestDueAt)}`}>
+          oldest due {relative(oldestDueAt, now)}
+        </div>
+      ) : null}
+    </td>
+  );
+}
+
+/** "25%", "0.4%": whole percents but under 10. */
+function percent(part: number, whole: number): string {
+  const p = (part / whole) * 100;
+  return `${p >= 10 || Number.isInteger(p) ? Math.round(p) : p.toFixed(1)}%`;
+}
+
+/**
+ * The share of the attempts this process finished over the throughput window (10 minutes) that
+ * failed, retried or for good: from the server's in-memory buckets, so it costs the store nothing.
+ */
+function FailureRate(props: { queue: string; throughput: ThroughputSnapshot; window: string }) {
+  const { queues, failed } = props.throughput;
+  const sum = (counts: number[] | undefined) => (counts ?? []).reduce((n, c) => n + c, 0);
+  const finished = sum(queues[props.queue]);
+  const failures = sum(failed[props.queue]);
+  const title = `Attempts that failed (retried or failed for good) among those this process finished in the last ${props.window}`;
+  if (finished === 0) {
+    return (
+      <td class="num sub" data-failure-rate title={title}>
+        no attempts
+      </td>
+    );
+  }
+  return (
+    <td class={failures > 0 ? "num bad" : "num"} data-failure-rate title={title}>
+      {percent(failures, finished)}
+      <div class="sub">
+        {count(failures)} of {count(finished)} failed
+      </div>
+    </td>
+  );
+}
+
+export function Queues(props: { queues: QueueSummary[]; throughput: ThroughputSnapshot; now: number; busy: boolean; actions: QueueActions }) {
   const { now, busy, actions } = props;
   if (props.queues.length === 0) return <p class="empty">No queue is declared and the store holds no job.</p>;
+  // The snapshot's whole window, from its first bucket to the end of the current one (taken at `now`).
+  const { bucketMs, start } = props.throughput;
+  const window = span((Math.floor(now / bucketMs) + 1) * bucketMs - start);
   return (
     <table class="grid" aria-label="Queues">
       <thead>
         <tr>
           <th>Queue</th>
-          {STATUSES.map((s) => (
-            <th class="num">{s[0]!.toUpperCase() + s.slice(1)}</th>
-          ))}
+          <th class="num">Due now</th>
+          <th class="num">Scheduled</th>
+          <th class="num">Running</th>
+          <th class="num">Failed</th>
+          <th class="num" title={`failed attempts among those this process finished in the last ${window}`}>
+            Failing ({window})
+          </th>
+          <th class="num">Succeeded</th>
+          <th class="num">Cancelled</th>
           <th>Flow</th>
           <th />
         </tr>
@@ -104,11 +175,23 @@ export function Queues(props: { queues: QueueSummary[]; now: number; busy: boole
               <strong>{q.name}</strong>
               {!q.declared ? <span class="tag">not declared here</span> : !q.hasHandler ? <span class="tag">producer</span> : null}
             </td>
-            {STATUSES.map((s) => (
-              <td class={s === "failed" && q.counts.failed > 0 ? "num bad" : "num"} data-status={s}>
-                {count(q.counts[s])}
-              </td>
-            ))}
+            <Due q={q} now={now} />
+            <td class="num" data-status="scheduled">
+              <Counted q={q} state="scheduled" text={count(q.pending.scheduled)} title="pending jobs whose run time is ahead: delays, retries' backoffs, flow parents waiting" />
+            </td>
+            <td class="num" data-status="running">
+              <Counted q={q} state="running" text={count(q.counts.running)} />
+            </td>
+            <td class={q.counts.failed > 0 ? "num bad" : "num"} data-status="failed">
+              <Counted q={q} state="failed" text={count(q.counts.failed)} />
+            </td>
+            <FailureRate queue={q.name} throughput={props.throughput} window={window} />
+            <td class="num" data-status="succeeded">
+              <Counted q={q} state="succeeded" text={count(q.counts.succeeded)} />
+            </td>
+            <td class="num" data-status="cancelled">
+              <Counted q={q} state="cancelled" text={count(q.counts.cancelled)} />
+            </td>
             {q.flow ? <Flow queue={q.name} flow={q.flow} now={now} busy={busy} actions={actions} /> : <td class="sub">—</td>}
             <td class="actions">
               {q.flow?.paused ? (
@@ -121,9 +204,14 @@ export function Queues(props: { queues: QueueSummary[]; now: number; busy: boole
                 </button>
               ) : null}
               {q.declared && q.counts.failed > 0 ? (
-                <button type="button" disabled={busy} onClick={() => actions.retryFailed(q.name)}>
-                  Retry {count(q.counts.failed)} failed
-                </button>
+                <ConfirmButton
+                  label={`Retry ${count(q.counts.failed)} failed`}
+                  question={`Retry all ${count(q.counts.failed)} failed jobs of ${q.name}?`}
+                  detail="Each runs again with a fresh set of attempts; its last error is kept."
+                  confirm={`Retry ${count(q.counts.failed)} jobs`}
+                  disabled={busy}
+                  onConfirm={() => actions.retryFailed(q.name)}
+                />
               ) : null}
             </td>
           </tr>

@@ -18,6 +18,31 @@ function state(task: TaskSummary, now: number): { text: string; tone: string } {
   return { text: "scheduled", tone: "" };
 }
 
+/**
+ * When the task really runs next (`runsAt`: its slot pushed past a pause or a backoff), never the bare
+ * slot: a paused task's slot passes while it waits, and "now" beside "paused" misleads.
+ */
+function NextRun(props: { task: TaskSummary; now: number }) {
+  const { task, now } = props;
+  if (task.breakerOpen) return <td data-next-run>when resumed</td>;
+  if (task.runsAt === null) return <td data-next-run>{task.scheduleError !== null ? "cannot compute" : "—"}</td>;
+  if (task.pausedUntil !== null) {
+    return (
+      <td data-next-run title={`runs ${absolute(task.runsAt)}`}>
+        paused until {absolute(task.pausedUntil)}
+        {task.runsAt > task.pausedUntil ? <div class="sub">then runs {relative(task.runsAt, now)}</div> : null}
+      </td>
+    );
+  }
+  const backingOff = task.nextRunAfter !== null && task.runsAt === task.nextRunAfter;
+  return (
+    <td data-next-run title={absolute(task.runsAt)}>
+      {relative(task.runsAt, now)}
+      {backingOff ? <div class="sub">after its backoff</div> : null}
+    </td>
+  );
+}
+
 const OUTCOME_TONE = { succeeded: "ok", failed: "bad", backed_off: "warn" } as const;
 
 export function Tasks(props: { tasks: TaskSummary[]; pausedUntil: number | null; now: number; busy: boolean; actions: TaskActions }) {
@@ -68,7 +93,7 @@ export function Tasks(props: { tasks: TaskSummary[]; pausedUntil: number | null;
                     </div>
                   ) : null}
                 </td>
-                <td title={absolute(task.nextRunAt)}>{relative(task.nextRunAt, now)}</td>
+                <NextRun task={task} now={now} />
                 <td class={task.consecutiveFailures > 0 ? "num bad" : "num"}>{task.consecutiveFailures}</td>
                 <td>
                   <span class={`tag ${s.tone}`}>{s.text}</span>

@@ -1,0 +1,43 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { adminFor } from "../server/support/admin.js";
+import { sqliteMemoryCase } from "../support/stores.js";
+import { metricNames } from "./support/promql.js";
+import { promtool } from "./support/promtool.js";
+import { scrapedNames } from "./support/scrape.js";
+
+const DIR = fileURLToPath(new URL("../../ops/prometheus/", import.meta.url));
+const RULES = "tickwork-alerts.yml";
+
+/** The `expr:` lines of the rules file: each rule's expression is one line there. */
+function expressions(): string[] {
+  return [...readFileSync(DIR + RULES, "utf8").matchAll(/^\s+expr: (.+)$/gm)].map((m) => m[1]!);
+}
+
+describe("ops/prometheus/tickwork-alerts.yml", () => {
+  const admin = adminFor(sqliteMemoryCase());
+
+  it("passes promtool check rules", () => {
+    const check = promtool(["check", "rules", RULES], DIR);
+    expect(check.status, check.output).toBe(0);
+    expect(check.output).toMatch(/SUCCESS: 7 rules found/);
+  });
+
+  it("fires each alert where its unit tests say, and not elsewhere (promtool test rules)", () => {
+    const test = promtool(["test", "rules", "tickwork-alerts.test.yml"], DIR);
+    expect(test.status, test.output).toBe(0);
+    expect(test.output).toMatch(/SUCCESS/);
+  });
+
+  it("names only metrics that a running engine's /metrics serves", async () => {
+    const exprs = expressions();
+    expect(exprs).toHaveLength(7);
+    const served = await scrapedNames(await admin());
+    for (const expr of exprs) {
+      const names = metricNames(expr);
+      expect(names.length, expr).toBeGreaterThan(0);
+      for (const name of names) expect(served.has(name), `${name} (in ${expr}) is not in a scrape of /metrics`).toBe(true);
+    }
+  });
+});
