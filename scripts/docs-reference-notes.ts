@@ -21,7 +21,7 @@ export const EVENT_NOTES: Record<string, string> = {
   "job.outcome_refused": "a stale outcome was fenced off: the job is no longer running this attempt here",
   "job.released": "a job handed back, pending again at once and its attempt not counted: prefetched at a stop or a pause in this process, or still running when the shutdown grace ran out",
   "job.retried": "`tw.jobs.retry` or `retryFailed` moved jobs back to pending",
-  "job.cancelled": "`tw.jobs.cancel`",
+  "job.cancelled": "`tw.jobs.cancel` (`id`), or `cancelPending` cancelled a queue's pending jobs (`count`)",
   "job.promoted": "`tw.jobs.promote` made a job scheduled for later due now",
   "job.deleted": "`tw.jobs.delete` deleted a finished job before its retention would",
   "job.snoozed": "a handler snoozed its job (`SnoozeError`, `ctx.snooze`, an upstream's 429): back at `runAt`, no attempt spent",

@@ -25,6 +25,7 @@ const CALLED: Readonly<Record<string, string>> = {
   "queue.retry": "a job retry",
   "queue.retryFailed": "a job retry",
   "queue.cancel": "a job cancel",
+  "queue.cancelPending": "a job cancel",
   "schedule.setPausedUntil": "a task pause",
   "schedule.setTaskPause": "a task pause",
   "delivery.insertMany": "a delivery emit",

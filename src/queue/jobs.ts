@@ -160,6 +160,18 @@ export class Jobs {
     return job;
   }
 
+  /**
+   * Every pending job of `queue`, due now or scheduled for later, is cancelled; running jobs go on.
+   * A flow parent counts each cancelled child as failed. Returns how many.
+   */
+  async cancelPending(queue: string): Promise<number> {
+    this.checkQueue(queue, "jobs.cancelPending");
+    const { cancelled, waited } = await this.deps.store.cancelPending({ queue, now: this.deps.now() });
+    this.deps.logger.info("job.cancelled", { queue, count: cancelled });
+    for (const id of waited) this.deps.waits.signal(id);
+    return cancelled;
+  }
+
   private async mustGet(id: string): Promise<Job> {
     const job = await this.deps.store.get({ id });
     if (!job) throw new JobNotFoundError(id);

@@ -590,6 +590,30 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return row ? toJob(row, false) : null;
   }
 
+  async cancelPending({ queue, now }: { queue: string; now: number }): Promise<{ cancelled: number; waited: string[] }> {
+    const { cancelled, waited, effects } = await this.db.transaction(function* (tx) {
+      // One statement; only the jobs someone awaits or a parent counts come back, never the whole backlog.
+      const [row] = yield* tx.query<{ cancelled: number; waited: string[]; children: string[]; parents: string[] }>(
+        `WITH c AS (
+           UPDATE tickwork_jobs SET status = 'cancelled', finished_at = $2, worker_id = NULL, lease_until = NULL
+           WHERE queue = $1 AND status = 'pending' RETURNING id, parent_id, waited)
+         SELECT count(*)::int AS cancelled,
+                coalesce(array_agg(id::text) FILTER (WHERE waited), '{}') AS waited,
+                coalesce(array_agg(id::text) FILTER (WHERE parent_id IS NOT NULL), '{}') AS children,
+                coalesce(array_agg(parent_id::text) FILTER (WHERE parent_id IS NOT NULL), '{}') AS parents
+         FROM c`,
+        [queue, now],
+      );
+      const ended = row!.children.map((child, i) => ({ parent: row!.parents[i]!, child, failed: true, error: "cancelled" }));
+      const effects: FlowEffects = ended.length ? yield* propagate(tx, ended, now) : { woke: [], failedWaited: [] };
+      return { cancelled: row!.cancelled, waited: row!.waited, effects };
+    });
+    await this.notify(effects.woke);
+    const told = [...waited, ...effects.failedWaited];
+    await this.notifyJobs(told);
+    return { cancelled, waited: told };
+  }
+
   async insertFlow({ nodes, now }: Parameters<QueueStore["insertFlow"]>[0]): Promise<string[]> {
     const ids = await this.db.transaction(function* (tx) {
       const ids: string[] = new Array(nodes.length);

@@ -354,6 +354,24 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     });
   }
 
+  async cancelPending({ queue, now }: { queue: string; now: number }): Promise<{ cancelled: number; waited: string[] }> {
+    return this.db.transaction(() => {
+      // Read first, then write: only the jobs someone awaits or a parent counts come back, never the
+      // whole backlog, and nothing can move between the two inside this write transaction.
+      const told = this.db.all<{ id: number; parent_id: number | null; waited: number }>(
+        `SELECT id, parent_id, waited FROM tickwork_jobs WHERE queue = ? AND status = 'pending' AND (parent_id IS NOT NULL OR waited = 1)`,
+        [queue],
+      );
+      const cancelled = this.db.run(
+        `UPDATE tickwork_jobs SET status = 'cancelled', finished_at = ?, worker_id = NULL, lease_until = NULL WHERE queue = ? AND status = 'pending'`,
+        [now, queue],
+      );
+      const ended = told.filter((r) => r.parent_id != null).map((r) => ({ parent: String(r.parent_id), child: String(r.id), failed: true, error: "cancelled" }));
+      const effects = ended.length ? this.propagate(ended, now) : { failedWaited: [] };
+      return { cancelled, waited: [...told.filter((r) => r.waited).map((r) => String(r.id)), ...effects.failedWaited] };
+    });
+  }
+
   async deleteFinished({ id }: { id: string }): Promise<Job | null> {
     const row = this.db.all<JobRow>(`DELETE FROM tickwork_jobs WHERE id = ? AND ${FINISHED} RETURNING *`, [Number(id)])[0];
     return row ? toJob(row, true) : null;

@@ -151,6 +151,12 @@ export interface QueueStore {
   retryFailed(params: { queue: string; now: number }): Promise<number>;
   /** pending or running -> cancelled. Returns the job, or null if its state forbids it. */
   cancel(params: { id: string; now: number }): Promise<Job | null>;
+  /**
+   * Every pending job of `queue` (due or scheduled for later) -> cancelled, in one transaction; a
+   * flow parent counts a cancelled child as failed. Running jobs go on. Returns how many were
+   * cancelled, and the awaited jobs this ended (the cancelled ones and parents failed by them).
+   */
+  cancelPending(params: { queue: string; now: number }): Promise<{ cancelled: number; waited: string[] }>;
 
   /** Deletes up to `limit` jobs that finished with `status` before `before`. Returns how many. */
   /**

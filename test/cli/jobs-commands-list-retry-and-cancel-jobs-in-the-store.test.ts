@@ -128,6 +128,20 @@ describe.each(cliDatabases)("tickwork jobs on $name (no config: queues come from
     expect(JSON.parse(again.stdout)).toEqual([{ id: ids.later, ok: false, code: "TW_JOB_STATE", error: `job ${ids.later} is cancelled; only pending or running jobs can be cancelled` }]);
   });
 
+  it("cancels every pending job of a queue with --pending --queue, and wants the queue, exit 2", async () => {
+    expect(await statusOf(ids.bounced)).toBe("pending"); // retried above
+    const result = await run("jobs", "cancel", "--pending", "--queue", "emails");
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe("1 pending job of queue emails cancelled\n");
+    expect(result.code).toBe(0);
+    expect([await statusOf(ids.bounced), await statusOf(ids.sent)]).toEqual(["cancelled", "succeeded"]);
+    expect(await json("jobs", "cancel", "--pending", "--queue", "emails")).toEqual({ queue: "emails", cancelled: 0 });
+
+    const bare = await run("jobs", "cancel", "--pending");
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain("--pending needs --queue <name>");
+  });
+
   // Last: the flow's jobs would show in the lists above.
   it("lists a flow parent's children with --parent, and refuses a bad id, exit 2", async () => {
     const tw = await createTickwork({ store: database.open(), logger: () => {}, handleSignals: false });

@@ -40,6 +40,7 @@ const ROUTES: Route[] = [
   { method: "POST", path: "/api/fanouts/:fanout/reconcile", param: "fanout" },
   { method: "GET", path: "/api/queues" },
   { method: "POST", path: "/api/queues/:queue/retry-failed", param: "queue" },
+  { method: "POST", path: "/api/queues/:queue/cancel-pending", param: "queue" },
   { method: "GET", path: "/api/overview" },
   { method: "GET", path: "/healthz" },
   { method: "GET", path: "/readyz" },

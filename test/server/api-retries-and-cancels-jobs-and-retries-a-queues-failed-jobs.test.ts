@@ -3,7 +3,7 @@ import type { Job } from "../../src/queue/job.js";
 import { allStoreCases } from "../support/stores.js";
 import { adminFor } from "./support/admin.js";
 
-describe.each(allStoreCases())("POST /api/jobs/:id/retry, /cancel and /api/queues/:queue/retry-failed ($name)", (storeCase) => {
+describe.each(allStoreCases())("POST /api/jobs/:id/retry, /cancel and /api/queues/:queue/retry-failed and /cancel-pending ($name)", (storeCase) => {
   const admin = adminFor(storeCase);
 
   it("retries a failed job, which then runs and succeeds; a pending job cannot be retried (409)", async () => {
@@ -69,5 +69,28 @@ describe.each(allStoreCases())("POST /api/jobs/:id/retry, /cancel and /api/queue
     const unknown = await a.post("/api/queues/nope/retry-failed");
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: "not_found", code: "TW_UNKNOWN_QUEUE", message: 'queue "nope" is not declared in this process (declared: mail, sms)' });
+  });
+
+  it("cancels every pending job of one queue, due or scheduled, and no running job or other queue's", async () => {
+    const a = await admin();
+    const mail = a.tw.queue("mail", { handler: () => {} });
+    const sms = a.tw.queue("sms", { handler: () => {} });
+    await mail.enqueueMany([{ payload: 1 }, { payload: 2 }]);
+    await mail.enqueue(3, { delay: "1h" });
+    await sms.enqueue(4);
+
+    const res = await a.post("/api/queues/mail/cancel-pending");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ queue: "mail", cancelled: 3 });
+    expect(await a.tw.jobs.counts()).toEqual(
+      expect.arrayContaining([
+        { queue: "mail", counts: { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 3 } },
+        { queue: "sms", counts: { pending: 1, running: 0, succeeded: 0, failed: 0, cancelled: 0 } },
+      ]),
+    );
+
+    const unknown = await a.post("/api/queues/nope/cancel-pending");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ error: "not_found", code: "TW_UNKNOWN_QUEUE" });
   });
 });

@@ -71,6 +71,33 @@ describe("the dashboard's overview for an on-call engineer, in headless Chromium
     expect(problems).toEqual([]);
   });
 
+  it("cancels a queue's pending jobs, due and scheduled, only after a confirmation", async () => {
+    const { tw, url, page, problems } = await dashboard();
+    const reports = tw.queue<number>("reports"); // no handler here: its jobs wait
+    await reports.enqueueMany([{ payload: 1 }, { payload: 2 }, { payload: 3, delay: "1h" }]);
+    await page.goto(`${url}#token=${TOKEN}`);
+    const row = queueRow(page, "reports");
+
+    const bulk = row.getByRole("button", { name: "Cancel 3 pending" });
+    await bulk.click();
+    const dialog = page.getByRole("dialog", { name: "Cancel all 3 pending jobs of reports?" });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain("Due and scheduled jobs alike will not run; running jobs go on.");
+    await shot(page, "queues-cancel-pending-confirmation");
+    // The dialog's own Cancel keeps the jobs.
+    await dialog.getByRole("button", { name: "Cancel", exact: true }).click();
+    await dialog.waitFor({ state: "detached" });
+    expect((await tw.jobs.counts("reports"))[0]!.counts.pending).toBe(3);
+
+    await bulk.click();
+    await dialog.getByRole("button", { name: "Cancel 3 jobs" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toBe("3 pending jobs of reports cancelled.");
+    expect((await tw.jobs.counts("reports"))[0]!.counts).toMatchObject({ pending: 0, cancelled: 3 });
+    await expect.poll(() => row.locator('[data-status="cancelled"]').textContent()).toBe("3");
+    expect(await row.getByRole("button", { name: /pending$/ }).count()).toBe(0);
+    expect(problems).toEqual([]);
+  });
+
   it("shows a queue's failure rate over the last 10 minutes once attempts fail, and retries its failed jobs", async () => {
     const { tw, clock, url, page, problems } = await dashboard();
     let smtpDown = true;

@@ -114,14 +114,36 @@ export const jobsRetryCommand: Command = {
 export const jobsCancelCommand: Command = {
   name: "jobs cancel",
   summary: "cancel pending or running jobs",
-  args: "<id>... [options]",
+  args: "<id>... | --pending --queue <name> [options]",
   description: [
     "Cancels pending or running jobs. A pending job will not run; a running job's outcome is refused, and",
     "its worker sees its signal aborted at the next heartbeat.",
+    "With --pending --queue <name>, every pending job of that queue (due or scheduled); running ones go on.",
   ].join("\n"),
-  options: COMMON,
+  options: {
+    pending: { type: "boolean", description: "every pending job of --queue" },
+    queue: { type: "string", value: "<name>", description: "the queue, with --pending" },
+    ...COMMON,
+  },
   async run(parsed) {
-    return perJob(parsed, "jobs cancel", (tw, id) => tw.jobs.cancel(id), (job) => `job ${job.id} (${job.queue}) cancelled`);
+    const command = "jobs cancel";
+    if (flag(parsed, "pending")) {
+      noPositionals(parsed, command);
+      const queue = stringOption(parsed, "queue");
+      if (queue === undefined) throw new UsageError("--pending needs --queue <name>", command);
+      const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "operate" });
+      try {
+        checkQueue(session.tw, queue, command);
+        const cancelled = await session.tw.jobs.cancelPending(queue);
+        if (flag(parsed, "json")) printJson({ queue, cancelled });
+        else print(`${cancelled} pending job${cancelled === 1 ? "" : "s"} of queue ${queue} cancelled`);
+        return EXIT_OK;
+      } finally {
+        await session.close();
+      }
+    }
+    if (stringOption(parsed, "queue") !== undefined) throw new UsageError("--queue goes with --pending; to cancel jobs by id, give only their ids", command);
+    return perJob(parsed, command, (tw, id) => tw.jobs.cancel(id), (job) => `job ${job.id} (${job.queue}) cancelled`);
   },
 };
 

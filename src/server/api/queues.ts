@@ -107,6 +107,12 @@ export function queueRoutes(api: Hono, tw: Tickwork): void {
     return c.json({ queue, retried: await tw.jobs.retryFailed(queue) });
   });
 
+  /** Every pending job of the queue (due or scheduled) is cancelled; running ones go on. */
+  api.post("/queues/:queue/cancel-pending", async (c) => {
+    const queue = declaredQueue(tw, parseParam(c, "queue", name("queue")));
+    return c.json({ queue, cancelled: await tw.jobs.cancelPending(queue) });
+  });
+
   /** The queue's flow control; `?groups=n` (0 to 1000, default 20) bounds the busiest groups listed. */
   api.get("/queues/:queue/flow", async (c) => {
     const queue = declaredQueue(tw, parseParam(c, "queue", name("queue")));

@@ -115,6 +115,7 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
   };
   const queueActions: QueueActions = {
     retryFailed: (queue) => void jobs.retryFailed(queue),
+    cancelPending: (queue) => void jobs.cancelPending(queue),
     pause: (queue, group) => control("pause", queue, group),
     resume: (queue, group) => control("resume", queue, group),
   };

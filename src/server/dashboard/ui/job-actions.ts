@@ -21,6 +21,8 @@ export interface JobActions {
   promote(id: string): Promise<void>;
   /** Every failed job of the queue runs again (asked for with a confirmation). */
   retryFailed(queue: string): Promise<void>;
+  /** Every pending job of the queue, due or scheduled, is cancelled (asked for with a confirmation). */
+  cancelPending(queue: string): Promise<void>;
   /**
    * A finished job is deleted (asked for with a confirmation); the dashboard goes back to its
    * queue's jobs, with the notice there. Resolves to whether it was deleted.
@@ -52,6 +54,11 @@ export function jobActions(api: AdminApi, act: Act): JobActions {
       act(`Retrying the failed jobs of ${queue} failed`, async () => {
         const { retried } = await api.call<{ retried: number }>("POST", `api/queues/${path(queue)}/retry-failed`);
         return `${retried} failed job${retried === 1 ? "" : "s"} of ${queue} pending again.`;
+      }),
+    cancelPending: (queue) =>
+      act(`Cancelling the pending jobs of ${queue} failed`, async () => {
+        const { cancelled } = await api.call<{ cancelled: number }>("POST", `api/queues/${path(queue)}/cancel-pending`);
+        return `${cancelled} pending job${cancelled === 1 ? "" : "s"} of ${queue} cancelled.`;
       }),
     delete: async (id, queue) => {
       let deleted = false;

@@ -5,6 +5,7 @@ import { browserHref, type BrowserState } from "./route.js";
 
 export interface QueueActions {
   retryFailed(queue: string): void;
+  cancelPending(queue: string): void;
   /** Pauses (resumes) the queue, or one group of it, in every process. */
   pause(queue: string, group?: string): void;
   resume(queue: string, group?: string): void;
@@ -211,6 +212,16 @@ export function Queues(props: { queues: QueueSummary[]; throughput: ThroughputSn
                   confirm={`Retry ${count(q.counts.failed)} jobs`}
                   disabled={busy}
                   onConfirm={() => actions.retryFailed(q.name)}
+                />
+              ) : null}
+              {q.declared && q.counts.pending > 0 ? (
+                <ConfirmButton
+                  label={`Cancel ${count(q.counts.pending)} pending`}
+                  question={`Cancel all ${count(q.counts.pending)} pending jobs of ${q.name}?`}
+                  detail="Due and scheduled jobs alike will not run; running jobs go on. Retry brings a cancelled job back."
+                  confirm={`Cancel ${count(q.counts.pending)} jobs`}
+                  disabled={busy}
+                  onConfirm={() => actions.cancelPending(q.name)}
                 />
               ) : null}
             </td>
