@@ -1,4 +1,4 @@
-import { atomically, type SqlDb, type SqlStatement, type SqlTx } from "../db/sql-db.js";
+import { atomically, runBody, sqlTx, type SqlDb, type SqlStatement, type SqlTx } from "../db/sql-db.js";
 import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./bucket.js";
 import type { Job } from "./job.js";
 import { byClaimOrder, toJob, type JobRow } from "./rows.js";
@@ -16,6 +16,11 @@ type Body<T> = Generator<SqlStatement, T, unknown>;
 /** Most groups one claim looks at per round, beyond what it asks for (see walkGroups). */
 const MAX_ROUNDS = 4;
 
+/** Walks one grouped claim on PostgreSQL may make when other claims took its picks first. */
+const GROUPED_ATTEMPTS = 2;
+/** Groups the start may look at, per job wanted, to make up for picks other claims took first. */
+const MAKE_UP_PROBES = 2;
+
 /**
  * The queue's flow control on either dialect: claims under shared limits, shared rate buckets and
  * pauses. Written once over `SqlDb`: a claim is one transaction, whose statements run synchronously
@@ -30,7 +35,46 @@ export class FlowSql {
   ) {}
 
   claim(params: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
+    const { limits } = params;
+    if (this.d.postgres && limits.grouped && limits.buckets.length === 0 && !limits.groupRate) return this.claimGroupedPg(params);
     return this.db.transaction((tx) => this.claimBody(tx, params));
+  }
+
+  /**
+   * A grouped claim on PostgreSQL without rate buckets: the walk, which chooses the groups and how
+   * many jobs of each, reads without a lock, statement by statement; one call of
+   * `tickwork_start_grouped` (migration 12) then locks those groups (not the queue: a claim of other
+   * groups goes on beside it, and so does its commit) and starts their first due jobs, each group
+   * held to its room as it is under its lock. Walks at the same time choose the same groups; one that
+   * finds its groups taken or filled by another walks again from where that one left the shared
+   * cursor, a few times at most: what it still gets is worth more than an empty answer, on which its
+   * worker would sleep.
+   */
+  private async claimGroupedPg(p: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
+    const tx = sqlTx(this.db.maxParams);
+    const read = <T>(body: Body<T>) => runBody(body, (statement) => this.db.query(statement.sql, statement.params));
+    const d = this.d;
+    const { queue, now, limits } = p;
+    const jobs: Job[] = [];
+    let result: ClaimResult = { jobs, paused: false, held: null, retryAt: null, cursor: p.after ?? null };
+    for (let attempt = 0; attempt < GROUPED_ATTEMPTS && jobs.length < p.limit; attempt++) {
+      const { pausedGroups, running, cursor: sharedCursor } = await read(readQueueState(tx, queue, now, { counting: limits.groupConcurrency !== undefined, grouped: true }));
+      if (pausedGroups.has("")) return { ...result, paused: true, held: "paused" };
+      const want = p.limit - jobs.length;
+      const walk = await read(walkGroups(tx, d, { ...p, after: sharedCursor ?? p.after ?? null, want, running, pausedGroups }));
+      const held = walk.held && walk.ids.length < want ? walk.held : null;
+      result = { jobs, paused: false, held: result.held ?? held, retryAt: held ? walk.retryAt : result.retryAt, cursor: walk.cursor };
+      if (walk.taken.size === 0) break;
+      const rows = await this.db.query<JobRow>(`SELECT * FROM tickwork_start_grouped($1, $2::text[], $3::int[], $4, $5, $6, $7, $8, $9, $10)`, [
+        queue, [...walk.taken.keys()], [...walk.taken.values()], limits.groupConcurrency ?? null,
+        walk.cursor !== sharedCursor ? walk.cursor : null, now, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null, MAKE_UP_PROBES * want,
+      ]);
+      jobs.push(...rows.map((row) => toJob(row, d.payloadIsText)));
+      // All the walk chose was there to start: its answer stands. Less: another claim came first.
+      if (rows.length === walk.ids.length) break;
+    }
+    jobs.sort(byClaimOrder);
+    return result;
   }
 
   /**
@@ -386,14 +430,18 @@ function* walkGroups(
   let from = start;
   let wrapped = start === "";
   const full = (group: string) => limits.groupConcurrency !== undefined && (running.get(group) ?? 0) >= limits.groupConcurrency;
-  let blockedKnown = pausedGroups.size + [...running.keys()].filter(full).length;
+  // Groups known to be held (paused, or full) are stepped over by the probe without counting: a walk
+  // asks for as many open groups as it wants jobs, whatever number it passes on the way.
+  const blocked = [...new Set([...pausedGroups, ...[...running.keys()].filter(full)])];
+  const nextGroups = nextGroupsSql(d, blocked);
+  const openCount = (keys: string[]) => keys.filter((k) => !blocked.includes(k)).length;
   for (let round = 0; round < MAX_ROUNDS && walk.ids.length < want; round++) {
-    const ask = want - walk.ids.length + blockedKnown;
-    let keys = (yield* tx.query<{ k: string }>(NEXT_GROUPS, [queue, from, ask])).map((r) => r.k);
+    const ask = want - walk.ids.length;
+    let keys = (yield* tx.query<{ k: string }>(nextGroups.sql, [queue, from, ask, nextGroups.blocked])).map((r) => r.k);
     // Past the last group: go on from the first, up to where this claim started.
-    if (keys.length < ask && !wrapped) {
+    if (openCount(keys) < ask && !wrapped) {
       wrapped = true;
-      const more = (yield* tx.query<{ k: string }>(NEXT_GROUPS, [queue, "", ask - keys.length])).map((r) => r.k).filter((k) => k <= start && !keys.includes(k));
+      const more = (yield* tx.query<{ k: string }>(nextGroups.sql, [queue, "", ask - openCount(keys), nextGroups.blocked])).map((r) => r.k).filter((k) => k <= start && !keys.includes(k));
       keys = [...keys, ...more];
     }
     if (keys.length === 0) break;
@@ -411,7 +459,6 @@ function* walkGroups(
       }
       return !walk.taken.has(k);
     });
-    blockedKnown = 0;
     let states = new Map<string, BucketState>();
     const caps = new Map<string, number>();
     if (limits.groupRate) {
@@ -502,15 +549,24 @@ function holdBy(walk: Walk, hold: ClaimHold): void {
   if (walk.held === null || (walk.held === "paused" && hold !== "paused")) walk.held = hold;
 }
 
-/** The next `$3` groups of queue `$1` with pending jobs after group `$2`: one index probe each. */
-const NEXT_GROUPS = `
+/**
+ * The groups of queue `$1` with pending jobs after group `$2`, in key order, up to the `$3`rd that is
+ * not in `blocked` (`$4`): one index probe each. A row's n counts the open groups before it, so the
+ * probe goes on past blocked groups without counting them.
+ */
+function nextGroupsSql(d: FlowDialect, blocked: string[]): { sql: string; blocked: unknown } {
+  const list = inList(d, 4, blocked, "text");
+  const sql = `
   WITH RECURSIVE g(k, n) AS (
-    SELECT (SELECT group_key FROM tickwork_jobs WHERE queue = $1 AND status = 'pending' AND group_key IS NOT NULL AND group_key > $2 ORDER BY group_key LIMIT 1), 1
+    SELECT (SELECT group_key FROM tickwork_jobs WHERE queue = $1 AND status = 'pending' AND group_key IS NOT NULL AND group_key > $2 ORDER BY group_key LIMIT 1), 0
     UNION ALL
-    SELECT (SELECT t.group_key FROM tickwork_jobs t WHERE t.queue = $1 AND t.status = 'pending' AND t.group_key IS NOT NULL AND t.group_key > g.k ORDER BY t.group_key LIMIT 1), g.n + 1
-    FROM g WHERE g.k IS NOT NULL AND g.n < $3
+    SELECT (SELECT t.group_key FROM tickwork_jobs t WHERE t.queue = $1 AND t.status = 'pending' AND t.group_key IS NOT NULL AND t.group_key > g.k ORDER BY t.group_key LIMIT 1),
+           g.n + CASE WHEN g.k ${list.sql} THEN 0 ELSE 1 END
+    FROM g WHERE g.k IS NOT NULL AND g.n + CASE WHEN g.k ${list.sql} THEN 0 ELSE 1 END < $3
   )
   SELECT k FROM g WHERE k IS NOT NULL`;
+  return { sql, blocked: list.value };
+}
 
 /** Up to `limit` due jobs of each group, in claim order within the group. */
 function* groupHeads(tx: SqlTx, d: FlowDialect, queue: string, now: number, groups: [string, number][]): Body<{ id: string; group: string }[]> {

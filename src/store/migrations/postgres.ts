@@ -446,4 +446,110 @@ export const postgresMigrations: readonly Migration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION tickwork_count_truncated();
     `,
   },
+  {
+    version: 12,
+    name: "flow control: a grouped claim starts its picks under locks of its groups, in one call",
+    // A grouped claim held the queue's lock across every round trip of its walk and through its
+    // commit's WAL flush, so the claims of all processes took turns at a few hundred a second. The
+    // walk now reads without a lock, and the start locks only the groups it starts.
+    sql: `
+      -- Starts jobs of the groups a grouped claim chose (p_groups, with how many of each in p_counts):
+      -- each group's first due pending jobs in claim order, as many as asked and as its room allows
+      -- (its running jobs with leases not lapsed, under p_cap; NULL: no cap), none of a paused group
+      -- or queue. Under a cap each group is locked first, with a try: a group another claim is
+      -- starting is left to it, so claims never wait on each other's groups, nor on their commits, and
+      -- cannot deadlock. Each statement of a function takes a fresh snapshot, so the counts below are
+      -- read after the locks and see every start of those groups committed before; a settle or a
+      -- rescue only ever lowers a count. The queue's lock is taken shared: the claim that walks under
+      -- the queue's exclusive lock (queues with rate limits) never runs beside this one.
+      -- What other claims took first is made up from the groups after the last one chosen, one job
+      -- each, looking at p_more groups at most: the walk goes on here instead of in another round trip.
+      -- p_cursor, or the last group made up from, is where the next claim of any process walks on
+      -- from; it is moved unless another claim is moving it. The columns set are the plain claim's
+      -- (queue/postgres.ts), kept alike.
+      CREATE FUNCTION tickwork_start_grouped(p_queue text, p_groups text[], p_counts integer[], p_cap integer, p_cursor text,
+                                             p_now bigint, p_worker text, p_lease_until bigint, p_max_attempts integer, p_more integer)
+      RETURNS SETOF tickwork_jobs LANGUAGE plpgsql AS $fn$
+      DECLARE
+        v_groups text[] := '{}';
+        v_counts integer[] := '{}';
+        v_short integer;
+        v_started integer;
+        v_from text := p_groups[array_length(p_groups, 1)];
+        v_cursor text := p_cursor;
+        v_k text;
+      BEGIN
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended('tickwork_jobs/' || p_queue, 0));
+        IF EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = p_queue AND group_key = '') THEN
+          RETURN;
+        END IF;
+        FOR i IN 1 .. coalesce(array_length(p_groups, 1), 0) LOOP
+          IF p_cap IS NULL OR pg_try_advisory_xact_lock(hashtextextended('tickwork_group/' || p_queue || '/' || p_groups[i], 0)) THEN
+            v_groups := v_groups || p_groups[i];
+            v_counts := v_counts || p_counts[i];
+          END IF;
+        END LOOP;
+        RETURN QUERY
+          WITH asked AS (
+            SELECT g.k, g.m FROM unnest(v_groups, v_counts) AS g(k, m)
+            WHERE NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses z WHERE z.queue = p_queue AND z.group_key = g.k)
+          ), running AS (
+            SELECT r.group_key, count(*) AS n FROM tickwork_jobs r
+            WHERE p_cap IS NOT NULL AND r.queue = p_queue AND r.status = 'running' AND r.lease_until >= p_now AND r.group_key = ANY(v_groups)
+            GROUP BY r.group_key
+          ), picked AS (
+            SELECT x.id FROM asked LEFT JOIN running ON running.group_key = asked.k
+            CROSS JOIN LATERAL (
+              SELECT t.id FROM tickwork_jobs t
+              WHERE t.queue = p_queue AND t.group_key = asked.k AND t.status = 'pending' AND t.run_at <= p_now
+              ORDER BY t.priority, t.run_at, t.id
+              LIMIT CASE WHEN p_cap IS NULL THEN asked.m ELSE greatest(0, least(asked.m, p_cap - coalesce(running.n, 0))) END
+            ) AS x
+          )
+          UPDATE tickwork_jobs j
+          SET status = 'running', attempts = j.attempts + 1, worker_id = p_worker, lease_until = p_lease_until, started_at = p_now,
+              max_attempts = CASE WHEN j.max_attempts_from_queue THEN coalesce(p_max_attempts, j.max_attempts) ELSE j.max_attempts END
+          FROM picked
+          WHERE j.id = picked.id AND j.status = 'pending'
+          RETURNING j.*;
+        GET DIAGNOSTICS v_started = ROW_COUNT;
+        v_short := (SELECT coalesce(sum(c), 0) FROM unnest(p_counts) AS c) - v_started;
+        FOR probe IN 1 .. p_more LOOP
+          EXIT WHEN v_short <= 0 OR v_from IS NULL;
+          SELECT t.group_key INTO v_k FROM tickwork_jobs t
+          WHERE t.queue = p_queue AND t.status = 'pending' AND t.group_key IS NOT NULL AND t.group_key > v_from
+          ORDER BY t.group_key LIMIT 1;
+          EXIT WHEN v_k IS NULL;
+          v_from := v_k;
+          CONTINUE WHEN v_k = ANY(p_groups)
+            OR EXISTS (SELECT 1 FROM tickwork_queue_pauses z WHERE z.queue = p_queue AND z.group_key = v_k)
+            OR (p_cap IS NOT NULL AND NOT pg_try_advisory_xact_lock(hashtextextended('tickwork_group/' || p_queue || '/' || v_k, 0)));
+          RETURN QUERY
+            UPDATE tickwork_jobs j
+            SET status = 'running', attempts = j.attempts + 1, worker_id = p_worker, lease_until = p_lease_until, started_at = p_now,
+                max_attempts = CASE WHEN j.max_attempts_from_queue THEN coalesce(p_max_attempts, j.max_attempts) ELSE j.max_attempts END
+            WHERE j.id = (
+              SELECT t.id FROM tickwork_jobs t
+              WHERE t.queue = p_queue AND t.group_key = v_k AND t.status = 'pending' AND t.run_at <= p_now
+                AND (p_cap IS NULL OR (SELECT count(*) FROM tickwork_jobs r
+                                       WHERE r.queue = p_queue AND r.group_key = v_k AND r.status = 'running' AND r.lease_until >= p_now) < p_cap)
+              ORDER BY t.priority, t.run_at, t.id LIMIT 1)
+            RETURNING j.*;
+          GET DIAGNOSTICS v_started = ROW_COUNT;
+          IF v_started > 0 THEN
+            v_short := v_short - v_started;
+            v_cursor := v_k;
+          END IF;
+        END LOOP;
+        IF v_cursor IS NOT NULL THEN
+          UPDATE tickwork_group_cursors SET group_key = v_cursor
+          WHERE queue = p_queue AND queue IN (SELECT c.queue FROM tickwork_group_cursors c WHERE c.queue = p_queue FOR UPDATE SKIP LOCKED);
+          IF NOT FOUND AND NOT EXISTS (SELECT 1 FROM tickwork_group_cursors WHERE queue = p_queue) THEN
+            INSERT INTO tickwork_group_cursors (queue, group_key) VALUES (p_queue, v_cursor) ON CONFLICT (queue) DO NOTHING;
+          END IF;
+        END IF;
+      END
+      $fn$;
+    `,
+  },
 ];
