@@ -290,7 +290,10 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       params.push(value);
     };
     if (queue !== undefined) add("queue = ?", queue);
-    if (status !== undefined) add("status = ?", status);
+    // A failed or cancelled list is written with the status's literal, the condition of its partial
+    // index (migration 10): SQLite uses a partial index only for a query that states its condition.
+    if (status === "failed" || status === "cancelled") where.push(`status = '${status}'`);
+    else if (status !== undefined) add("status = ?", status);
     if (key !== undefined) add("key = ?", key);
     if (due !== undefined) {
       where.push("status = 'pending'");

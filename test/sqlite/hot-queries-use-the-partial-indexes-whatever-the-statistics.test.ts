@@ -162,6 +162,23 @@ describe("SQLite: the queue's statements on an analyzed table of mostly finished
     expectIndexed(explained, ["tickwork_jobs_finished"]);
   });
 
+  it.each(["failed", "cancelled"] as const)("lists %s jobs newest first, and a queue's in pages, through their own index", async (status) => {
+    let listed = 0;
+    const explained = await plansOf(async () => {
+      const page = await store.list({ status, order: "newest", limit: 20 });
+      const next = await store.list({ queue: "emails", status, order: "newest", before: page.at(-1)!.id, limit: 20 });
+      const oldest = await store.list({ queue: "emails", status, order: "oldest", after: "0", limit: 20 });
+      listed = page.length + next.length + oldest.length;
+    });
+    expect(listed).toBe(60);
+    // The first page walks the status's partial index from its end: every row it passes is one of
+    // the jobs listed, so a walk of it is not a scan of the table.
+    for (const plan of explained) {
+      expect(plan, "reads the status's own index").toMatch(new RegExp(`(SCAN|SEARCH) tickwork_jobs USING INDEX tickwork_jobs_${status}\\b`));
+      expect(plan, "sorts what it found").not.toMatch(/USE TEMP B-TREE/);
+    }
+  });
+
   it("retries a queue's failed jobs through the finished-rows index", async () => {
     let retried = 0;
     const explained = await plansOf(async () => {

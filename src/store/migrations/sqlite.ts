@@ -295,4 +295,17 @@ export const sqliteMigrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 10,
+    name: "jobs: failed and cancelled jobs listed newest first without reading the table",
+    sql: `
+      -- The dashboard's failed jobs, polled every few seconds, and the job browser's failed and
+      -- cancelled tabs list by status, newest first: without these indexes the list walks the table
+      -- from its newest row until it finds enough of them, every row of a million finished ones when
+      -- none failed. One per status, each in id order, so a page is a range of it with no sort; only
+      -- these two statuses, whose jobs are few: a claim or a success writes nothing here.
+      CREATE INDEX tickwork_jobs_failed ON tickwork_jobs (id) WHERE status = 'failed';
+      CREATE INDEX tickwork_jobs_cancelled ON tickwork_jobs (id) WHERE status = 'cancelled';
+    `,
+  },
 ];
