@@ -12,7 +12,9 @@ const KEEP_SLOW_COUNT_MS = 60_000;
  * counts finished jobs by reading them (SQLite) is read every time while that is quick, and once a
  * count took more than SLOW_COUNT_MS (a table of many finished jobs), its result is kept for
  * KEEP_SLOW_COUNT_MS: a dashboard polling every 2 s must not spend a second of the store's time on
- * every poll. Readers that arrive together share one count.
+ * every poll. Past that, a read answers with the kept count at once and starts the next count
+ * behind it, so no scrape or poll waits for a slow count but the very first. Readers that arrive
+ * together share one count.
  */
 export class FinishedCounts {
   private last: { at: number; counts: QueueCounts[]; slow: boolean } | undefined;
@@ -22,12 +24,21 @@ export class FinishedCounts {
 
   async get(): Promise<QueueCounts[]> {
     const tw = this.tw;
-    const now = tw.clock.now();
-    if (!tw.store.queue.keepsCounts && this.last?.slow && now - this.last.at < KEEP_SLOW_COUNT_MS) return this.last.counts;
+    const kept = !tw.store.queue.keepsCounts && this.last?.slow ? this.last : undefined;
+    if (kept && tw.clock.now() - kept.at < KEEP_SLOW_COUNT_MS) return kept.counts;
+    const reading = this.count();
+    // A failed recount behind a kept count is the next read's to see: it starts another.
+    if (kept) return (reading.catch(() => {}), kept.counts);
+    return reading;
+  }
+
+  private count(): Promise<QueueCounts[]> {
+    const tw = this.tw;
     this.reading ??= (async () => {
+      const at = tw.clock.now();
       const started = performance.now();
       const counts = await tw.jobs.counts();
-      this.last = { at: now, counts, slow: performance.now() - started > SLOW_COUNT_MS };
+      this.last = { at, counts, slow: performance.now() - started > SLOW_COUNT_MS };
       return counts;
     })().finally(() => {
       this.reading = undefined;

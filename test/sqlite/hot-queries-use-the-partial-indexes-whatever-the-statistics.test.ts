@@ -165,9 +165,9 @@ describe("SQLite: the queue's statements on an analyzed table of mostly finished
   it.each(["failed", "cancelled"] as const)("lists %s jobs newest first, and a queue's in pages, through their own index", async (status) => {
     let listed = 0;
     const explained = await plansOf(async () => {
-      const page = await store.list({ status, order: "newest", limit: 20 });
-      const next = await store.list({ queue: "emails", status, order: "newest", before: page.at(-1)!.id, limit: 20 });
-      const oldest = await store.list({ queue: "emails", status, order: "oldest", after: "0", limit: 20 });
+      const page = await store.list({ now: NOW, status, order: "newest", limit: 20 });
+      const next = await store.list({ now: NOW, queue: "emails", status, order: "newest", before: page.at(-1)!.id, limit: 20 });
+      const oldest = await store.list({ now: NOW, queue: "emails", status, order: "oldest", after: "0", limit: 20 });
       listed = page.length + next.length + oldest.length;
     });
     expect(listed).toBe(60);
