@@ -10,8 +10,8 @@ import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } fro
 import type { Job, JobStatus } from "./job.js";
 
 const LIVE = "status IN ('pending', 'running')";
-/** Ids per slice of a count of finished jobs: about 25 ms of reading on a 2-core machine. */
-const COUNT_SLICE_IDS = 50_000;
+/** Ids per slice of a count of finished jobs: about 5 ms of reading on a 2-core machine. */
+const COUNT_SLICE_IDS = 10_000;
 const CLAIMED = claimedColumns("sqlite");
 
 const insertRow = (traced: boolean) =>
