@@ -92,19 +92,10 @@ export const jobsRetryCommand: Command = {
   async run(parsed) {
     const command = "jobs retry";
     if (flag(parsed, "failed")) {
-      noPositionals(parsed, command);
-      const queue = stringOption(parsed, "queue");
-      if (queue === undefined) throw new UsageError("--failed needs --queue <name>", command);
-      const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "operate" });
-      try {
-        checkQueue(session.tw, queue, command);
-        const retried = await session.tw.jobs.retryFailed(queue);
-        if (flag(parsed, "json")) printJson({ queue, retried });
-        else print(`${retried} failed job${retried === 1 ? "" : "s"} of queue ${queue} will run again`);
-        return EXIT_OK;
-      } finally {
-        await session.close();
-      }
+      return wholeQueue(parsed, command, "failed", async (tw, queue) => {
+        const retried = await tw.jobs.retryFailed(queue);
+        return { json: { queue, retried }, text: `${retried} failed job${retried === 1 ? "" : "s"} of queue ${queue} will run again` };
+      });
     }
     if (stringOption(parsed, "queue") !== undefined) throw new UsageError("--queue goes with --failed; to retry jobs by id, give only their ids", command);
     return perJob(parsed, command, (tw, id) => tw.jobs.retry(id), (job) => `job ${job.id} (${job.queue}) is pending again`);
@@ -128,24 +119,35 @@ export const jobsCancelCommand: Command = {
   async run(parsed) {
     const command = "jobs cancel";
     if (flag(parsed, "pending")) {
-      noPositionals(parsed, command);
-      const queue = stringOption(parsed, "queue");
-      if (queue === undefined) throw new UsageError("--pending needs --queue <name>", command);
-      const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "operate" });
-      try {
-        checkQueue(session.tw, queue, command);
-        const cancelled = await session.tw.jobs.cancelPending(queue);
-        if (flag(parsed, "json")) printJson({ queue, cancelled });
-        else print(`${cancelled} pending job${cancelled === 1 ? "" : "s"} of queue ${queue} cancelled`);
-        return EXIT_OK;
-      } finally {
-        await session.close();
-      }
+      return wholeQueue(parsed, command, "pending", async (tw, queue) => {
+        const cancelled = await tw.jobs.cancelPending(queue);
+        return { json: { queue, cancelled }, text: `${cancelled} pending job${cancelled === 1 ? "" : "s"} of queue ${queue} cancelled` };
+      });
     }
     if (stringOption(parsed, "queue") !== undefined) throw new UsageError("--queue goes with --pending; to cancel jobs by id, give only their ids", command);
     return perJob(parsed, command, (tw, id) => tw.jobs.cancel(id), (job) => `job ${job.id} (${job.queue}) cancelled`);
   },
 };
+
+/**
+ * An action on every job of `--queue` in some state (`--<flag> --queue <name>`): the queue is
+ * required, ids are not taken, and the queue must be known to the config or the store.
+ */
+async function wholeQueue(parsed: Parsed, command: string, flagName: string, operate: (tw: Tickwork, queue: string) => Promise<{ json: object; text: string }>): Promise<number> {
+  noPositionals(parsed, command);
+  const queue = stringOption(parsed, "queue");
+  if (queue === undefined) throw new UsageError(`--${flagName} needs --queue <name>`, command);
+  const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "operate" });
+  try {
+    checkQueue(session.tw, queue, command);
+    const done = await operate(session.tw, queue);
+    if (flag(parsed, "json")) printJson(done.json);
+    else print(done.text);
+    return EXIT_OK;
+  } finally {
+    await session.close();
+  }
+}
 
 /** Applies `operate` to each id in turn; one that fails is reported and the rest still run. */
 async function perJob(parsed: Parsed, command: string, operate: (tw: Tickwork, id: string) => Promise<Job>, done: (job: Job) => string): Promise<number> {
