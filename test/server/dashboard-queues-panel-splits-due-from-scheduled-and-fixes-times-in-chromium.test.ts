@@ -83,6 +83,8 @@ describe("the dashboard's overview for an on-call engineer, in headless Chromium
     const dialog = page.getByRole("dialog", { name: "Cancel all 3 pending jobs of reports?" });
     await dialog.waitFor();
     expect(await dialog.textContent()).toContain("Due and scheduled jobs alike will not run; running jobs go on.");
+    // Opened from the row's actions cell, its text wraps inside it rather than run past its edge.
+    expect(await dialog.evaluate((d) => d.scrollWidth <= d.clientWidth)).toBe(true);
     await shot(page, "queues-cancel-pending-confirmation");
     // The dialog's own Cancel keeps the jobs.
     await dialog.getByRole("button", { name: "Cancel", exact: true }).click();
