@@ -7,6 +7,9 @@ import { context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { TracerLike } from "../../src/core/tracing.js";
+import { spanJson, type SpanJson } from "./span-json.js";
+
+export { spanJson, type SpanJson };
 
 let contextManager: AsyncLocalStorageContextManager | undefined;
 
@@ -29,32 +32,6 @@ export function recordingTracer(processors: SpanProcessor[] = []): RecordingTrac
   const tracer = provider.getTracer("tickwork");
   const spans = () => exporter.getFinishedSpans();
   return { tracer, spans, named: (name) => spans().filter((s) => s.name === name) };
-}
-
-/** A finished span as plain JSON: what a child process prints for its parent to read. */
-export interface SpanJson {
-  name: string;
-  kind: number;
-  traceId: string;
-  spanId: string;
-  parentSpanId: string | null;
-  links: { traceId: string; spanId: string; traceFlags: number; isRemote: boolean }[];
-  attributes: Record<string, unknown>;
-  status: { code: number; message?: string };
-}
-
-export function spanJson(span: ReadableSpan): SpanJson {
-  const { traceId, spanId } = span.spanContext();
-  return {
-    name: span.name,
-    kind: span.kind,
-    traceId,
-    spanId,
-    parentSpanId: span.parentSpanContext?.spanId ?? null,
-    links: span.links.map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId, traceFlags: l.context.traceFlags, isRemote: l.context.isRemote === true })),
-    attributes: { ...span.attributes },
-    status: { ...span.status },
-  };
 }
 
 /** A processor that hands each span to `onEnd` as JSON the moment it ends. */
