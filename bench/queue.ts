@@ -23,6 +23,7 @@
  * BENCH_QUICK=1 shrinks every size (a smoke run of the harness, not a measurement).
  */
 import type { Store } from "../src/store/store.js";
+import type { Job } from "../src/queue/job.js";
 import { benchEngines, otherSqliteBackends, payloads, postgresBackend, sqliteBackend, type Backend, type Fixture, type Payload } from "./fixtures.js";
 import { deferred, fmt, machineInfo, markdownTable, now, quantile, repeat, sleep, summarise, textTable, within, watchLoad, type MachineInfo, type Summary, loadLine, machineLine, writeResults, type Load } from "./support.js";
 
@@ -41,6 +42,8 @@ const REPS = QUICK ? 1 : 3;
 const QUEUE = "bench";
 /** The payload sizes (bytes of JSON) of (5), beside the no-op jobs' few bytes. */
 const PAYLOAD_SIZES = [2_048, 16_384] as const;
+/** The I/O-bound scenario's handler: a timer of this many ms (ideal throughput at concurrency 50: 50,000 / this jobs/s). */
+const IO_HANDLER_MS = 5;
 
 const TARGETS = { sqliteRun: 15_000, postgresRun: 5_000, postgresP99: 10, flatRatio: 0.8 };
 
@@ -116,20 +119,23 @@ function benchEnqueue(backend: Backend, jobs = JOBS, bytes = 0): Promise<number>
  * (2) and (4): `jobs` no-op jobs enqueued before `start()` (not timed), then timed from `start()` to
  * the last handler call, and on to the moment no job is pending or running any more.
  */
-function benchRun(backend: Backend, { concurrency, finished = 0, jobs = JOBS, bytes = 0, result = false }: { concurrency: number; finished?: number; jobs?: number; bytes?: number; result?: boolean }): Promise<RunFigures> {
+function benchRun(backend: Backend, { concurrency, finished = 0, jobs = JOBS, bytes = 0, result = false, handlerMs = 0 }: { concurrency: number; finished?: number; jobs?: number; bytes?: number; result?: boolean; handlerMs?: number }): Promise<RunFigures> {
   return onFresh(backend, async (fx) => {
     if (finished) await fx.addFinished(QUEUE, finished);
     const tw = await engine(fx.open());
     try {
       let calls = 0;
       const last = deferred<number>();
+      const ran = (job: Job<Payload>) => {
+        if (++calls === jobs) last.resolve(now());
+        // A small object, stored as the job's result when asked for.
+        return result ? { ok: true, n: job.payload.n } : undefined;
+      };
       const queue = tw.queue<Payload>(QUEUE, {
         concurrency,
-        handler: (job) => {
-          if (++calls === jobs) last.resolve(now());
-          // A small object, stored as the job's result when asked for.
-          return result ? { ok: true, n: job.payload.n } : undefined;
-        },
+        // An I/O-bound handler waits on a timer, as on a call to another service; the others stay
+        // synchronous, so the no-op figures carry no promise of their own.
+        handler: handlerMs ? async (job) => (await sleep(handlerMs), ran(job)) : ran,
       });
       for (let i = 0; i < jobs; i += ENQUEUE_BATCH) await queue.enqueueMany(payloads(i, Math.min(ENQUEUE_BATCH, jobs - i), bytes));
 
@@ -240,6 +246,12 @@ async function benchStore(backend: Backend): Promise<StoreReport> {
   const resultRatio = noResults && typeof settledWithResults !== "string" ? `${(quantile(settledWithResults, 0.5) / noResults.median).toFixed(2)}x without results` : undefined;
   add("run.c50.results", `Run ${fmt(JOBS)} jobs returning a small object (stored), concurrency 50: to last handler call`, "jobs/s", pick(withResults, "toLastHandler"));
   add("run.c50.results.settled", `  same, to last job recorded succeeded with its result`, "jobs/s", settledWithResults, resultRatio);
+
+  const io = await measure(`run, concurrency 50, ${IO_HANDLER_MS} ms handlers`, () => benchRun(backend, { concurrency: 50, handlerMs: IO_HANDLER_MS }));
+  const ideal = (50 * 1000) / IO_HANDLER_MS;
+  const ofIdeal = (figures: number[] | string) => (typeof figures === "string" ? undefined : `${((quantile(figures, 0.5) / ideal) * 100).toFixed(0)}% of the ideal ${fmt(ideal)}`);
+  add("run.c50.io", `Run ${fmt(JOBS)} jobs of ${IO_HANDLER_MS} ms (a timer), concurrency 50: to last handler call`, "jobs/s", pick(io, "toLastHandler"), ofIdeal(pick(io, "toLastHandler")));
+  add("run.c50.io.settled", `  same, to last job recorded succeeded`, "jobs/s", pick(io, "toLastSettled"), ofIdeal(pick(io, "toLastSettled")));
 
   const flat = await measure(`run, concurrency 10, ${fmt(FINISHED)} finished jobs in the table`, () => benchRun(backend, { concurrency: 10, finished: FINISHED }));
   const empty = rows.find((r) => r.id === "run.c10")?.summary;

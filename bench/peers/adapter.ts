@@ -61,8 +61,8 @@ export interface System {
   /** A peer (graphile-worker, pg-boss, BullMQ) or tickwork itself; ratios are against the best peer. */
   peer: boolean;
   /**
-   * How a producer awaits a job's result computed in another process (the round-trip workload);
-   * absent for a system that cannot await one (it has no row in that table).
+   * The worker process this system runs in the workloads with the worker in another process (round
+   * trip, producer); absent for a system the harness runs in one process only (it has no row there).
    */
   roundTrip?: RoundTripSystem;
   /** The settings used at a given concurrency, for the report (only what differs from the system's defaults). */
@@ -119,6 +119,12 @@ export interface SustainedFigures {
   max: number;
 }
 
+/** A sustained producer in another process than the worker: the sustained figures, and how long its enqueue calls took (ms). */
+export interface ProducerFigures extends SustainedFigures {
+  callP50: number;
+  callP99: number;
+}
+
 /** The interface main.ts drives: one call per measurement, each on a fresh namespace it sets up and tears down. */
 export interface Adapter {
   system: System;
@@ -128,6 +134,8 @@ export interface Adapter {
   runN(jobs: number, concurrency: number, budgetMs: number, bytes?: number): Promise<RunFigures>;
   latency(samples: number, budgetMs: number): Promise<LatencyFigures>;
   sustained(options: { rate: number; seconds: number; concurrency: number; drainBudgetMs: number }): Promise<SustainedFigures>;
+  /** The same producer, with the worker in a child process of its own (systems with a `roundTrip` only). */
+  producer(options: { rate: number; seconds: number; concurrency: number; drainBudgetMs: number }): Promise<ProducerFigures>;
   /** Enqueue-and-await-the-result round trips, one at a time, with the worker in another process. */
   roundTrip(samples: number, concurrency: number, budgetMs: number): Promise<LatencyFigures>;
   teardown(instance: Instance): Promise<void>;

@@ -31,7 +31,8 @@ export function bullmqSystem(setting: Setting): System {
     backend: "Redis",
     setting,
     peer: true,
-    roundTrip: "bullmq",
+    // The worker process of the workloads across processes runs with defaults (round-trip-worker.ts).
+    ...(tuned ? {} : { roundTrip: "bullmq" as const }),
     settings: (concurrency) => ({ concurrency, ...(tuned ? { removeOnComplete: true } : {}) }),
 
     async open({ concurrency, onJob }) {

@@ -11,7 +11,8 @@
  *   --reps N                  repetitions (default 3)
  *   --systems a,b             only systems whose id contains one of these (e.g. tickwork,BullMQ.tuned)
  *   --workloads a,b           only these workloads: enqueue, enqueue.2k, enqueue.16k, run.c10, run.c50, run.c50.2k,
- *                             run.c50.16k, latency, sustained, roundtrip
+ *                             run.c50.16k, latency, sustained, roundtrip, producer.1k, producer.3k, producer.5k
+ *   --producer-seconds N      length of each producer workload (default 20)
  *   --out DIR                 where to write peers-latest.{json,md}
  * A missed target is printed, never a failed exit; a measurement that throws becomes an error in
  * its row and sets a non-zero exit code.
@@ -27,13 +28,13 @@ import type { Adapter, System } from "./adapter.js";
 import { bullmqSystem } from "./bullmq.js";
 import { graphileWorkerSystem } from "./graphile-worker.js";
 import { pgBossSystem } from "./pg-boss.js";
-import { json, machineLine, markdown, payloadBytes, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
+import { PRODUCER, json, machineLine, markdown, payloadBytes, producerRate, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
 import { postgresInfo, redisInfo, tickworkRevision } from "./servers.js";
 import { sqliteWriteLimit } from "./sqlite-limit.js";
 import { tickworkSystem } from "./tickwork.js";
 import { adapterFor, problems } from "./workloads.js";
 
-const WORKLOADS: readonly WorkloadId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k", "latency", "sustained", "roundtrip"];
+const WORKLOADS: readonly WorkloadId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k", "latency", "sustained", "roundtrip", ...PRODUCER];
 
 function parameters(): { p: Parameters; systems: string[] | undefined; workloads: WorkloadId[]; out: string | undefined } {
   const { values } = parseArgs({
@@ -41,6 +42,7 @@ function parameters(): { p: Parameters; systems: string[] | undefined; workloads
       quick: { type: "boolean", default: false },
       "sustained-seconds": { type: "string" },
       "sustained-rate": { type: "string" },
+      "producer-seconds": { type: "string" },
       reps: { type: "string" },
       systems: { type: "string" },
       workloads: { type: "string" },
@@ -72,6 +74,7 @@ function parameters(): { p: Parameters; systems: string[] | undefined; workloads
       latencyBudgetSeconds: quick ? 10 : 30,
       roundTripSamples: quick ? 100 : 1_000,
       roundTripConcurrency: 10,
+      producerSeconds: number("producer-seconds", values["producer-seconds"], quick ? 3 : 20),
       drainBudgetSeconds: quick ? 5 : 10,
       sqliteLimitTransactions: quick ? 5_000 : 50_000,
     },
@@ -112,6 +115,10 @@ function measureOnce(adapter: Adapter, workload: WorkloadId, p: Parameters): Pro
       return adapter.latency(p.latencySamples, p.latencyBudgetSeconds * 1000);
     case "roundtrip":
       return adapter.roundTrip(p.roundTripSamples, p.roundTripConcurrency, p.latencyBudgetSeconds * 1000);
+    case "producer.1k":
+    case "producer.3k":
+    case "producer.5k":
+      return adapter.producer({ rate: producerRate(workload), seconds: p.producerSeconds, concurrency: p.roundTripConcurrency, drainBudgetMs: p.drainBudgetSeconds * 1000 });
     case "sustained":
       return adapter.sustained({ rate: p.sustainedRate, seconds: p.sustainedSeconds, concurrency: p.sustainedConcurrency, drainBudgetMs: p.drainBudgetSeconds * 1000 });
   }
@@ -119,6 +126,7 @@ function measureOnce(adapter: Adapter, workload: WorkloadId, p: Parameters): Pro
 
 function headline(workload: WorkloadId, f: FiguresByWorkload[WorkloadId]): string {
   if ("partial" in f && f.partial) return `${fmt(f.jobsPerSec)} jobs/s (partial: ${f.partial.ran} of ${f.partial.of})`;
+  if ("callP50" in f) return `p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms, ${fmt(f.enqueueRate)} enqueued/s, call p50 ${fmt(f.callP50)} ms${f.keptUp ? "" : ", fell behind"}`;
   if ((workload === "latency" || workload === "roundtrip") && "p99" in f && "samples" in f) return `p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms (${f.samples} samples)`;
   if ("keptUp" in f) return `${fmt(f.startRate)} started/s, backlog ${Math.round(f.backlogAtEnd)} at end, p99 ${fmt(f.p99)} ms${f.keptUp ? "" : ", fell behind"}`;
   if ("jobsPerSec" in f) return `${fmt(f.jobsPerSec)} jobs/s`;
@@ -162,7 +170,9 @@ async function main(): Promise<void> {
   const results = Object.fromEntries(WORKLOADS.map((w) => [w, {}])) as Results;
   const sqliteLimit: number[] = [];
   const measureLimit = systems.some((s) => s.backend.startsWith("SQLite")) && workloads.some((w) => w.startsWith("run."));
-  const measured = (w: WorkloadId) => (w === "roundtrip" ? adapters.filter((a) => a.system.roundTrip).length : adapters.length);
+  /** Only systems with a worker process of their own here (see System.roundTrip) run the workloads across processes. */
+  const split = (w: WorkloadId) => w === "roundtrip" || w.startsWith("producer.");
+  const measured = (w: WorkloadId) => (split(w) ? adapters.filter((a) => a.system.roundTrip).length : adapters.length);
   const total = workloads.reduce((n, w) => n + measured(w) * p.repetitions, 0);
   let done = 0;
   for (const workload of workloads) {
@@ -176,8 +186,7 @@ async function main(): Promise<void> {
       const order = rep % 2 === 0 ? adapters : [...adapters].reverse();
       for (const adapter of order) {
         const id = adapter.system.id;
-        // Only systems that can await a job's result have a round trip to time.
-        if (workload === "roundtrip" && !adapter.system.roundTrip) continue;
+        if (split(workload) && !adapter.system.roundTrip) continue;
         const cell = (cells[id] ??= { values: [], errors: [] });
         const prefix = `[${++done}/${total}] ${workload} rep ${rep + 1}/${p.repetitions} ${id}`;
         try {

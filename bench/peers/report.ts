@@ -3,9 +3,16 @@
  * bench/results/peers-latest.{json,md}. Nothing here measures; main.ts hands over the figures.
  */
 import { fmt, markdownTable, quantile, summarise, textTable, type MachineInfo, type Summary } from "../support.js";
-import type { EnqueueFigures, LatencyFigures, RunFigures, SustainedFigures, System } from "./adapter.js";
+import type { EnqueueFigures, LatencyFigures, ProducerFigures, RunFigures, SustainedFigures, System } from "./adapter.js";
 
-export type WorkloadId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k" | "latency" | "sustained" | "roundtrip";
+export type WorkloadId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k" | "latency" | "sustained" | "roundtrip" | ProducerId;
+type ProducerId = "producer.1k" | "producer.3k" | "producer.5k";
+export const PRODUCER: readonly ProducerId[] = ["producer.1k", "producer.3k", "producer.5k"];
+
+/** The enqueue rate (jobs/s) of a producer workload. */
+export function producerRate(id: ProducerId): number {
+  return Number(id.slice("producer.".length, -1)) * 1_000;
+}
 type ThroughputId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k";
 const THROUGHPUT: readonly ThroughputId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k"];
 
@@ -25,6 +32,9 @@ export interface FiguresByWorkload {
   latency: LatencyFigures;
   sustained: SustainedFigures;
   roundtrip: LatencyFigures;
+  "producer.1k": ProducerFigures;
+  "producer.3k": ProducerFigures;
+  "producer.5k": ProducerFigures;
 }
 
 /** One system's repetitions of one workload: the figures of those that worked, the errors of the rest. */
@@ -49,6 +59,8 @@ export interface Parameters {
   latencyBudgetSeconds: number;
   roundTripSamples: number;
   roundTripConcurrency: number;
+  /** Seconds each producer workload (producer.1k, .3k, .5k) enqueues for; workers at roundTripConcurrency. */
+  producerSeconds: number;
   drainBudgetSeconds: number;
   sqliteLimitTransactions: number;
 }
@@ -257,12 +269,45 @@ function sustainedTable(report: Report): Table {
   };
 }
 
+function producerTable(report: Report, id: ProducerId): Table {
+  const p = report.parameters;
+  const rate = producerRate(id);
+  const cells = report.results[id];
+  const p99 = (system: System) => summary(cells[system.id], (f) => f.p99)?.median;
+  const best = bestPeer(report, p99, false);
+  const rows = report.systems
+    .filter((system) => system.roundTrip)
+    .map((system) => {
+      const cell = cells[system.id];
+      const pick = (fn: (f: ProducerFigures) => number, format?: (n: number) => string) => range(summary(cell, fn), format);
+      const kept = cell && cell.values.length ? `${cell.values.filter((f) => f.keptUp).length} of ${cell.values.length}` : "";
+      return [
+        rowName(system), system.backend, system.setting, pick((f) => f.enqueueRate), pick((f) => f.callP50), pick((f) => f.callP99), pick((f) => f.backlogAtEnd, int), kept,
+        pick((f) => f.p50), pick((f) => f.p95), pick((f) => f.p99), pick((f) => f.max), ratio(p99(system), best?.value), errorNote(cell),
+      ];
+    });
+  return {
+    id,
+    title: `Producer in another process: ${fmt(rate)} enqueues/s for ${p.producerSeconds} s`,
+    note:
+      `The benchmark's process enqueues single jobs at ${fmt(rate)} per second (each call when due, at most 100 outstanding) and does nothing else; a worker (concurrency ${p.roundTripConcurrency}) runs them in a child process of its own, as a web process and a worker process would be deployed. ` +
+      `"call p50/p99" is how long an enqueue call took in the producer. Latency (ms) is from just before the enqueue call in the producer to the handler's start in the worker process (both read the machine's wall clock). ` +
+      `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. tickwork's worker hears of the jobs by LISTEN/NOTIFY and claims them; BullMQ's by its blocking list pop. ` +
+      `graphile-worker and pg-boss have no worker process in this harness yet.` +
+      (best ? ` Best peer p99: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} ms.` : ""),
+    header: ["System", "Backend", "Setting", "enqueued/s", "call p50", "call p99", "backlog at end", "kept up", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
+    rows,
+    numeric: [3, 4, 5, 6, 8, 9, 10, 11, 12],
+  };
+}
+
 export function tables(report: Report): Table[] {
   const out: Table[] = [];
   for (const id of THROUGHPUT) if (Object.keys(report.results[id]).length) out.push(throughputTable(report, id));
   if (Object.keys(report.results.latency).length) out.push(latencyTable(report));
   if (Object.keys(report.results.sustained).length) out.push(sustainedTable(report));
   if (Object.keys(report.results.roundtrip).length) out.push(roundTripTable(report));
+  for (const id of PRODUCER) if (Object.keys(report.results[id]).length) out.push(producerTable(report, id));
   return out;
 }
 
@@ -324,6 +369,35 @@ export function checks(report: Report): Check[] {
         target, row: label(s), measured: `${fmt(v)} ms`, needed: `<= ${fmt(bull.v!)} ms (BullMQ ${bull.s.setting})`,
         verdict: v <= bull.v! ? "PASS" : "MISS",
         gap: v <= bull.v! ? "" : `${fmt(v - bull.v!)} ms over (${(v / bull.v!).toFixed(2)}x BullMQ's)`,
+      });
+    }
+  }
+
+  for (const id of PRODUCER) {
+    const cells = report.results[id];
+    if (!Object.keys(cells).length) continue;
+    const rate = producerRate(id);
+    const median = (s: System, pick: (f: ProducerFigures) => number) => summary(cells[s.id], pick)?.median;
+    const bull = report.systems.filter((s) => s.name === "BullMQ").map((s) => ({ s, v: median(s, (f) => f.p99) })).filter((x) => x.v !== undefined).sort((a, b) => a.v! - b.v!)[0];
+    for (const s of ours("PostgreSQL").filter((s) => s.roundTrip)) {
+      const p50 = median(s, (f) => f.p50);
+      const p99 = median(s, (f) => f.p99);
+      const kept = cells[s.id]?.values.filter((f) => f.keptUp).length ?? 0;
+      const runs = cells[s.id]?.values.length ?? 0;
+      if (p50 === undefined || p99 === undefined) continue;
+      out.push({
+        target: `Producer in another process at ${fmt(rate)}/s: enqueue-to-start p50 <= 1.5 ms`, row: label(s), measured: `${fmt(p50)} ms`, needed: "<= 1.5 ms",
+        verdict: p50 <= 1.5 ? "PASS" : "MISS", gap: p50 <= 1.5 ? "" : `${fmt(p50 - 1.5)} ms over`,
+      });
+      if (bull) {
+        out.push({
+          target: `Producer in another process at ${fmt(rate)}/s: p99 <= BullMQ's`, row: label(s), measured: `${fmt(p99)} ms`, needed: `<= ${fmt(bull.v!)} ms (BullMQ ${bull.s.setting})`,
+          verdict: p99 <= bull.v! ? "PASS" : "MISS", gap: p99 <= bull.v! ? "" : `${fmt(p99 - bull.v!)} ms over (${(p99 / bull.v!).toFixed(2)}x BullMQ's)`,
+        });
+      }
+      out.push({
+        target: `Producer in another process at ${fmt(rate)}/s: keeps up`, row: label(s), measured: `kept up in ${kept} of ${runs}`, needed: "every run",
+        verdict: kept === runs ? "PASS" : "MISS", gap: kept === runs ? "" : `fell behind in ${runs - kept}`,
       });
     }
   }

@@ -1,6 +1,9 @@
 /**
- * The worker process of the round-trip workload: runs one system's worker on the namespace the
- * benchmark created, each job answering `{ n }` (its payload's number), until SIGTERM.
+ * The worker process of the round-trip and producer workloads: runs one system's worker on the
+ * namespace the benchmark created until SIGTERM. Each job answers `{ n }` (its payload's number); a
+ * job whose payload carries `at` (the producer's wall clock at the enqueue call, in ms with a
+ * fraction) has its enqueue-to-start latency recorded, and the parent reads them over IPC:
+ * `{ started }` messages as jobs start (at most every 20 ms), `{ latencies }` in answer to "report".
  * Usage: tsx round-trip-worker.ts <tickwork|bullmq> <schema | key prefix> <concurrency>
  * Prints "ready" once the worker runs.
  */
@@ -8,27 +11,47 @@ import { Worker } from "bullmq";
 import { createTickwork } from "../../src/index.js";
 import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL } from "../fixtures.js";
-import { ROUND_TRIP_QUEUE, type RoundTripPayload } from "./round-trip.js";
+import { ROUND_TRIP_QUEUE, wallClock, type RoundTripPayload } from "./round-trip.js";
 import { redisConnection } from "./servers.js";
 
 const [system, namespace, concurrencyText] = process.argv.slice(2);
 const concurrency = Number(concurrencyText);
 if (!namespace || !Number.isInteger(concurrency) || concurrency < 1) throw new Error("usage: round-trip-worker.ts <tickwork|bullmq> <namespace> <concurrency>");
 
+const latencies: number[] = [];
+let told = 0;
+let telling: ReturnType<typeof setTimeout> | undefined;
+function tell(): void {
+  telling = undefined;
+  told = latencies.length;
+  process.send?.({ started: told });
+}
+function run(payload: RoundTripPayload): RoundTripPayload {
+  if (payload.at !== undefined) {
+    latencies.push(wallClock() - payload.at);
+    telling ??= setTimeout(tell, 20);
+  }
+  return { n: payload.n };
+}
+process.on("message", (message) => {
+  if (message === "report") process.send?.({ latencies });
+});
+
 let stop: () => Promise<void>;
 if (system === "tickwork") {
   const tw = await createTickwork({ store: postgres({ url: DATABASE_URL, schema: namespace }), migrate: false, handleSignals: false, logLevel: "warn" });
-  tw.queue<RoundTripPayload>(ROUND_TRIP_QUEUE, { concurrency, handler: (job) => ({ n: job.payload.n }) });
+  tw.queue<RoundTripPayload>(ROUND_TRIP_QUEUE, { concurrency, handler: (job) => run(job.payload) });
   await tw.start();
   stop = () => tw.stop();
 } else if (system === "bullmq") {
-  const worker = new Worker<RoundTripPayload>(ROUND_TRIP_QUEUE, async (job) => ({ n: job.data.n }), { connection: redisConnection(), prefix: namespace, concurrency });
+  const worker = new Worker<RoundTripPayload>(ROUND_TRIP_QUEUE, async (job) => run(job.data), { connection: redisConnection(), prefix: namespace, concurrency });
   await worker.waitUntilReady();
   stop = () => worker.close();
 } else {
   throw new Error(`unknown system ${system}`);
 }
 process.once("SIGTERM", () => {
+  clearTimeout(telling);
   void stop().then(() => process.exit(0));
 });
 process.stdout.write("ready\n");

@@ -1,9 +1,11 @@
 /**
- * The round-trip workload's two halves: a producer in the benchmark's process that enqueues a job
- * and awaits its result (tickwork `queue.enqueueAndWait`, BullMQ `job.waitUntilFinished` with
- * QueueEvents), and a worker in a child process of its own (round-trip-worker.ts), as a web process
- * and a worker process would be deployed. graphile-worker and pg-boss have no way to await a job's
- * result, so they have no row (a caller would poll the job's row).
+ * The two halves of the workloads with the worker in another process, as a web process and a worker
+ * process would be deployed: a producer in the benchmark's process, and a worker in a child process
+ * of its own (round-trip-worker.ts). The round trip enqueues a job and awaits its result (tickwork
+ * `queue.enqueueAndWait`, BullMQ `job.waitUntilFinished` with QueueEvents); graphile-worker and
+ * pg-boss have no way to await a job's result, so they have no row (a caller would poll the job's
+ * row). The producer workload only enqueues, at a fixed rate, and the worker process records when
+ * each job started.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -20,21 +22,62 @@ const CALL_TIMEOUT_MS = 15_000;
 
 export interface RoundTripPayload {
   n: number;
+  /** The producer's wallClock() at the enqueue call: the worker process records the job's enqueue-to-start latency. */
+  at?: number;
 }
 
-/** A producer awaiting results computed by a worker in another process. */
+/**
+ * Milliseconds since the epoch with a fraction, comparable between processes of one machine (each
+ * process's time origin is read from the same system clock), unlike performance.now().
+ */
+export function wallClock(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** A producer with a worker in another process. */
 export interface RoundTrip {
   /** Enqueues job `n` and resolves once its result (`{ n }`) is back. */
   call(n: number): Promise<void>;
+  /** Enqueues a job and resolves once the enqueue call returns. */
+  enqueue(payload: RoundTripPayload): Promise<void>;
+  /** Jobs carrying `at` the worker process started, as it last said (at most 20 ms old). */
+  started(): number;
+  /** The enqueue-to-start latencies (ms) the worker process recorded. */
+  latencies(): Promise<number[]>;
   close(): Promise<void>;
+}
+
+/** The worker process, and what it said of the jobs it started. */
+interface WorkerProcess {
+  child: ChildProcess;
+  started: number;
+  latencies(): Promise<number[]>;
 }
 
 export type RoundTripSystem = "tickwork" | "bullmq";
 
 /** Starts the worker process on `namespace` and resolves once it says it runs. */
-async function startWorker(system: RoundTripSystem, namespace: string, concurrency: number): Promise<ChildProcess> {
+async function startWorker(system: RoundTripSystem, namespace: string, concurrency: number): Promise<WorkerProcess> {
   const script = fileURLToPath(new URL("./round-trip-worker.ts", import.meta.url));
-  const child = spawn(process.execPath, ["--import", "tsx", script, system, namespace, String(concurrency)], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", script, system, namespace, String(concurrency)], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const worker: WorkerProcess = {
+    child,
+    started: 0,
+    latencies: () =>
+      new Promise((resolve, reject) => {
+        const onMessage = (message: { latencies?: number[] }) => {
+          if (!message.latencies) return;
+          child.off("message", onMessage);
+          resolve(message.latencies);
+        };
+        child.on("message", onMessage);
+        child.once("exit", () => reject(new Error(`the ${system} worker process exited before it reported`)));
+        child.send("report");
+      }),
+  };
+  child.on("message", (message: { started?: number }) => {
+    if (message.started !== undefined) worker.started = message.started;
+  });
   let out = "";
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout!.on("data", (chunk: Buffer) => {
@@ -49,10 +92,10 @@ async function startWorker(system: RoundTripSystem, namespace: string, concurren
   } finally {
     clearTimeout(timer);
   }
-  return child;
+  return worker;
 }
 
-async function stopWorker(child: ChildProcess): Promise<void> {
+async function stopWorker({ child }: WorkerProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = once(child, "exit");
   child.kill("SIGTERM");
@@ -78,7 +121,7 @@ async function tickworkRoundTrip(concurrency: number): Promise<RoundTrip> {
       await side.end();
     }
   };
-  let child: ChildProcess | undefined;
+  let child: WorkerProcess | undefined;
   try {
     child = await startWorker("tickwork", schema, concurrency);
     const tw = await createTickwork({ store: postgres({ url: DATABASE_URL, schema }), migrate: false, handleSignals: false, logLevel: "warn" });
@@ -89,6 +132,11 @@ async function tickworkRoundTrip(concurrency: number): Promise<RoundTrip> {
       async call(n) {
         check(n, await queue.enqueueAndWait({ n }, { timeout: CALL_TIMEOUT_MS }));
       },
+      async enqueue(payload) {
+        await queue.enqueue(payload);
+      },
+      started: () => worker.started,
+      latencies: () => worker.latencies(),
       async close() {
         try {
           await tw.stop();
@@ -109,7 +157,7 @@ async function bullmqRoundTrip(concurrency: number): Promise<RoundTrip> {
   const prefix = uniqueName("twbench_rt");
   const queue = new Queue<RoundTripPayload>(ROUND_TRIP_QUEUE, { connection: redisConnection(), prefix });
   const events = new QueueEvents(ROUND_TRIP_QUEUE, { connection: redisConnection(), prefix });
-  const close = async (child: ChildProcess | undefined) => {
+  const close = async (child: WorkerProcess | undefined) => {
     try {
       await events.close();
       if (child) await stopWorker(child);
@@ -119,7 +167,7 @@ async function bullmqRoundTrip(concurrency: number): Promise<RoundTrip> {
       await deleteKeys(prefix);
     }
   };
-  let child: ChildProcess | undefined;
+  let child: WorkerProcess | undefined;
   try {
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
     child = await startWorker("bullmq", prefix, concurrency);
@@ -129,6 +177,11 @@ async function bullmqRoundTrip(concurrency: number): Promise<RoundTrip> {
         const job = await queue.add("roundtrip", { n });
         check(n, await job.waitUntilFinished(events, CALL_TIMEOUT_MS));
       },
+      async enqueue(payload) {
+        await queue.add("roundtrip", payload);
+      },
+      started: () => worker.started,
+      latencies: () => worker.latencies(),
       close: () => close(worker),
     };
   } catch (error) {

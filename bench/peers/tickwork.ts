@@ -31,7 +31,8 @@ export function tickworkSystem(store: "PostgreSQL" | "SQLite", setting: Setting)
     backend: store === "PostgreSQL" ? "PostgreSQL" : "SQLite (file, WAL)",
     setting,
     peer: false,
-    ...(store === "PostgreSQL" ? { roundTrip: "tickwork" as const } : {}),
+    // The worker process of the workloads across processes runs with defaults (round-trip-worker.ts).
+    ...(store === "PostgreSQL" && setting === "defaults" ? { roundTrip: "tickwork" as const } : {}),
     settings: (concurrency) => ({ concurrency, ...(batchSize ? { batchSize } : {}) }),
 
     async open({ concurrency, onJob }) {

@@ -10,7 +10,7 @@
  * Every measurement opens a fresh namespace and removes it after, even when it throws.
  */
 import { deferred, now, payloadBody, quantile, sleep } from "../support.js";
-import { openRoundTrip } from "./round-trip.js";
+import { openRoundTrip, wallClock } from "./round-trip.js";
 import type { Adapter, Instance, LatencyFigures, OpenOptions, Payload, RunFigures, SustainedFigures, System } from "./adapter.js";
 
 /** Warnings and errors the systems reported, by "system: what", so a figure that hid one is not taken as clean. */
@@ -52,6 +52,94 @@ async function enqueueAll(instance: Instance, jobs: number, batch: number, bytes
 const LATENCY_WARMUP = { samples: 20, ms: 2_000 };
 /** Enqueue calls a sustained producer may have outstanding; past it, the producer is behind and says so. */
 const MAX_IN_FLIGHT = 100;
+
+/** What a producer at a fixed rate did (see produceAtRate). */
+interface Produced {
+  offered: number;
+  issued: number;
+  /** Enqueue calls that returned, and those that returned before the window closed. */
+  acked: number;
+  ackedInWindow: number;
+  /** How long each enqueue call took (ms). */
+  callMs: number[];
+  /** When the window closed (now()). */
+  tEnd: number;
+}
+
+/**
+ * Issues single enqueues at `rate` per second for `seconds`, each call when due and not awaited one by
+ * one, as a server handling many requests at once would. At most MAX_IN_FLIGHT calls are outstanding
+ * (100 concurrent requests): a system whose enqueues are slower than that falls behind, which shows as
+ * an enqueue rate below the target, instead of piling thousands of queries into its pool's queue in
+ * front of its own workers' claims. `atWindowEnd` runs the moment the window closes; the promise
+ * resolves once every call returned.
+ */
+async function produceAtRate(rate: number, seconds: number, enqueue: (n: number) => Promise<void>, atWindowEnd: () => void): Promise<Produced> {
+  const offered = Math.round(rate * seconds);
+  const callMs: number[] = [];
+  let issued = 0;
+  let inFlight = 0;
+  let ackedInWindow = 0;
+  let acked = 0;
+  let enqueueError: unknown;
+  const tStart = now();
+  const windowEnd = tStart + seconds * 1000;
+  for (let t = now(); t < windowEnd; t = now()) {
+    const due = Math.min(offered, Math.floor(((t - tStart) * rate) / 1000));
+    while (issued < due && inFlight < MAX_IN_FLIGHT) {
+      inFlight++;
+      const t0 = now();
+      enqueue(issued++).then(
+        () => {
+          const t1 = now();
+          inFlight--;
+          acked++;
+          callMs.push(t1 - t0);
+          if (t1 <= windowEnd) ackedInWindow++;
+        },
+        (error: unknown) => {
+          inFlight--;
+          enqueueError ??= error;
+        },
+      );
+    }
+    if (enqueueError) throw enqueueError;
+    await sleep(1);
+  }
+  const tEnd = now();
+  atWindowEnd();
+  await until("the producer's last enqueue calls to return", 60_000, () => inFlight === 0);
+  if (enqueueError) throw enqueueError;
+  return { offered, issued, acked, ackedInWindow, callMs, tEnd };
+}
+
+/** The figures of a sustained producer's run, from what it did and what the workers started. */
+function sustainedFigures({ rate, seconds, produced, startedAtEnd, started, drainMs, latencies }: {
+  rate: number;
+  seconds: number;
+  produced: Pick<Produced, "offered" | "issued" | "acked" | "ackedInWindow">;
+  startedAtEnd: number;
+  started: number;
+  drainMs: number | null;
+  latencies: number[];
+}): SustainedFigures {
+  const enqueueRate = produced.ackedInWindow / seconds;
+  const backlogAtEnd = produced.issued - startedAtEnd;
+  return {
+    offered: produced.offered,
+    enqueued: produced.acked,
+    enqueueRate,
+    startRate: startedAtEnd / seconds,
+    backlogAtEnd,
+    backlogAfterDrain: produced.acked - started,
+    drainMs,
+    keptUp: enqueueRate >= 0.98 * rate && backlogAtEnd <= rate,
+    p50: quantile(latencies, 0.5),
+    p95: quantile(latencies, 0.95),
+    p99: quantile(latencies, 0.99),
+    max: Math.max(...latencies),
+  };
+}
 
 export function adapterFor(system: System): Adapter {
   const setup = (options: OpenOptions) => system.open(options);
@@ -174,6 +262,29 @@ export function adapterFor(system: System): Adapter {
       }
     },
 
+    async producer({ rate, seconds, concurrency, drainBudgetMs }) {
+      if (!system.roundTrip) throw new Error(`${system.id} has no worker process of its own in this harness`);
+      const trip = await openRoundTrip(system.roundTrip, concurrency);
+      try {
+        // Warm-up: round trips, which the worker process does not record (no `at`).
+        const warmupEnd = now() + LATENCY_WARMUP.ms;
+        for (let i = 1; i <= LATENCY_WARMUP.samples && now() < warmupEnd; i++) await trip.call(-i);
+        let startedAtEnd = 0;
+        const { offered, issued, acked, ackedInWindow, callMs, tEnd } = await produceAtRate(rate, seconds, (n) => trip.enqueue({ n, at: wallClock() }), () => (startedAtEnd = trip.started()));
+        while (trip.started() < acked && now() - tEnd < drainBudgetMs) await sleep(5);
+        const latencies = await trip.latencies();
+        const drainMs = latencies.length >= acked ? now() - tEnd : null;
+        if (latencies.length > acked) throw new Error(`${latencies.length} handler starts for ${acked} enqueued jobs`);
+        return {
+          ...sustainedFigures({ rate, seconds, produced: { offered, issued, acked, ackedInWindow }, startedAtEnd, started: latencies.length, drainMs, latencies }),
+          callP50: quantile(callMs, 0.5),
+          callP99: quantile(callMs, 0.99),
+        };
+      } finally {
+        await trip.close();
+      }
+    },
+
     sustained({ rate, seconds, concurrency, drainBudgetMs }) {
       const latencies: number[] = [];
       let started = 0;
@@ -184,61 +295,12 @@ export function adapterFor(system: System): Adapter {
       return onFresh({ concurrency, onJob }, async (instance): Promise<SustainedFigures> => {
         await instance.startWorkers();
         await sleep(50);
-        const offered = Math.round(rate * seconds);
-        let issued = 0;
-        let inFlight = 0;
-        let ackedInWindow = 0;
-        let acked = 0;
-        let enqueueError: unknown;
-        const tStart = now();
-        const windowEnd = tStart + seconds * 1000;
-        // Each due job is one single enqueue call, issued when due and not awaited one by one, as a
-        // server handling many requests at once would. At most MAX_IN_FLIGHT calls are outstanding
-        // (100 concurrent requests): a system whose enqueues are slower than that falls behind, which
-        // shows as an enqueue rate below the target, instead of piling thousands of queries into
-        // its pool's queue in front of its own workers' claims.
-        for (let t = now(); t < windowEnd; t = now()) {
-          const due = Math.min(offered, Math.floor(((t - tStart) * rate) / 1000));
-          while (issued < due && inFlight < MAX_IN_FLIGHT) {
-            inFlight++;
-            instance.enqueue({ n: issued++, t: now() }).then(
-              () => {
-                inFlight--;
-                acked++;
-                if (now() <= windowEnd) ackedInWindow++;
-              },
-              (error: unknown) => {
-                inFlight--;
-                enqueueError ??= error;
-              },
-            );
-          }
-          if (enqueueError) throw enqueueError;
-          await sleep(1);
-        }
-        const tEnd = now();
-        const startedAtEnd = started;
-        const backlogAtEnd = issued - startedAtEnd;
-        await until("the producer's last enqueue calls to return", 60_000, () => inFlight === 0);
-        if (enqueueError) throw enqueueError;
+        let startedAtEnd = 0;
+        const { offered, issued, acked, ackedInWindow, tEnd } = await produceAtRate(rate, seconds, (n) => instance.enqueue({ n, t: now() }), () => (startedAtEnd = started));
         while (started < acked && now() - tEnd < drainBudgetMs) await sleep(1);
         const drainMs = started >= acked ? now() - tEnd : null;
         if (started > acked) throw new Error(`${started} handler starts for ${acked} enqueued jobs`);
-        const enqueueRate = ackedInWindow / seconds;
-        return {
-          offered,
-          enqueued: acked,
-          enqueueRate,
-          startRate: startedAtEnd / seconds,
-          backlogAtEnd,
-          backlogAfterDrain: acked - started,
-          drainMs,
-          keptUp: enqueueRate >= 0.98 * rate && backlogAtEnd <= rate,
-          p50: quantile(latencies, 0.5),
-          p95: quantile(latencies, 0.95),
-          p99: quantile(latencies, 0.99),
-          max: Math.max(...latencies),
-        };
+        return sustainedFigures({ rate, seconds, produced: { offered, issued, acked, ackedInWindow }, startedAtEnd, started, drainMs, latencies });
       });
     },
   };

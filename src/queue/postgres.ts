@@ -1,5 +1,6 @@
 import type { PgExecutor } from "../db/pg-executor.js";
 import { FlowSql } from "./flow-sql.js";
+import { QueueAnnouncer } from "./announcer.js";
 import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
 import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, newJob, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
@@ -57,13 +58,13 @@ const INSERTS = {
 };
 
 /**
- * NOTIFY serialises commits (PostgreSQL takes a global lock to queue notifications), which more than
- * halves the rate of single enqueues here (about 5,100 plain inserts/s against 2,000 with a notify).
- * So enqueues of one queue notify at most once per window: the first inline, and the others are
- * covered by one trailing notify sent after they committed. Workers in other processes learn of a
- * job at most this much later; workers in this process are woken in memory at once.
+ * A notification on its own, committed without waiting for the WAL flush. A notifying transaction
+ * holds a cluster-wide lock from the start of its commit to the end, so one that waits for the flush
+ * holds up every other notifier (and every enqueue that notified in its insert) for as long; and a
+ * notification writes nothing worth the wait: lost in a crash, it costs the listeners one poll.
+ * `set_config(..., true)` sets it for this statement's own transaction, commit included.
  */
-const NOTIFY_WINDOW_MS = 5;
+const NOTIFY = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`;
 
 /**
  * The statements that reach a batch of rows by id are planned on every call (`replan`), and hand the
@@ -263,8 +264,8 @@ export const FIND_KEY_HOLDERS = `SELECT * FROM tickwork_jobs WHERE queue = $1 AN
 
 /** The queue on PostgreSQL: one round trip per batch, `FOR UPDATE SKIP LOCKED` so workers never wait on each other. */
 export class PostgresQueueStore extends FlowControlledStore implements QueueStore {
-  private readonly lastNotified = new Map<string, number>();
-  private readonly trailing = new Set<string>();
+  /** Wakes other processes' workers after an enqueue outside a caller's transaction committed. */
+  private readonly announcer = new QueueAnnouncer((queue) => this.notify([queue]));
 
   constructor(private readonly db: PgExecutor) {
     const dialect = { postgres: true, payloadIsText: false };
@@ -276,9 +277,8 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     if (tx) return this.insert(async (sql, params) => (await tx.query(sql, params)).rows as never[], { queue, rows, now, notify: "inline" });
     // A hand-off is running here already: nobody else is to be woken.
     if (claim) return this.insert(this.db.query.bind(this.db), { queue, rows, now, claim, notify: "none" });
-    const inline = performance.now() - (this.lastNotified.get(queue) ?? -Infinity) >= NOTIFY_WINDOW_MS;
-    if (inline) this.lastNotified.set(queue, performance.now());
-    return this.insert(this.db.query.bind(this.db), { queue, rows, now, notify: inline ? "inline" : "after-window" });
+    // Notified after the commit rather than in the insert: see NOTIFY.
+    return this.insert(this.db.query.bind(this.db), { queue, rows, now, notify: "after-commit" });
   }
 
   async insertSliced({ queue, rows, now }: Parameters<NonNullable<QueueStore["insertSliced"]>>[0]): Promise<InsertResult[]> {
@@ -307,10 +307,10 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
   }
 
   /**
-   * One insert statement. `notify`: in the statement (it fires when it commits), none, or once the
-   * queue's notify window is over (see NOTIFY_WINDOW_MS).
+   * One insert statement. `notify`: in the statement (it fires when it commits, for a caller's
+   * transaction), none, or once it committed (see QueueAnnouncer).
    */
-  private async insert(run: Run, { queue, rows, now, claim, notify }: { queue: string; rows: NewJobRow[]; now: number; claim?: InsertClaim; notify: "inline" | "none" | "after-window" }): Promise<InsertResult[]> {
+  private async insert(run: Run, { queue, rows, now, claim, notify }: { queue: string; rows: NewJobRow[]; now: number; claim?: InsertClaim; notify: "inline" | "none" | "after-commit" }): Promise<InsertResult[]> {
     const payloads = packPayloads(rows);
     const params: unknown[] = [
       queue,
@@ -331,7 +331,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     if (traced) params.push(rows.map((r) => r.traceContext ?? null));
     const statements = traced ? INSERTS.traced : INSERTS.untraced;
     const inserted = await run<{ id: string; key: string | null }>(claim ? statements.claimed : notify === "inline" ? statements.notify : statements.quiet, params);
-    if (notify === "after-window" && inserted.length) this.notifyAfterWindow(queue);
+    if (notify === "after-commit" && inserted.length) this.announcer.announce(queue);
     // RETURNING yields inserted rows in insertion order (the ORDER BY ord above). A keyed row that
     // is missing lost to a live job, or to an earlier row of this same batch.
     const results: (InsertResult | undefined)[] = new Array(rows.length);
@@ -441,7 +441,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
   /** Signals the waiters of some awaited jobs, in every process (see subscribeJobs). */
   private async notifyJobs(ids: string[]): Promise<void> {
     for (let at = 0; at < ids.length; at += IDS_PER_NOTIFY) {
-      await this.db.query(`SELECT pg_notify('${JOB_EVENTS_CHANNEL}', $1)`, [ids.slice(at, at + IDS_PER_NOTIFY).join(",")]);
+      await this.db.query(NOTIFY, [JOB_EVENTS_CHANNEL, ids.slice(at, at + IDS_PER_NOTIFY).join(",")]);
     }
   }
 
@@ -464,25 +464,12 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return rescued.map(({ waited: _, parent: __, ...job }) => job);
   }
 
-  /** The trailing notify for quiet inserts; scheduled once they committed, so it never comes before them. */
-  private notifyAfterWindow(queue: string): void {
-    if (this.trailing.has(queue)) return;
-    this.trailing.add(queue);
-    const wait = Math.max(0, (this.lastNotified.get(queue) ?? 0) + NOTIFY_WINDOW_MS - performance.now());
-    setTimeout(() => {
-      this.trailing.delete(queue);
-      this.lastNotified.set(queue, performance.now());
-      // A lost trailing notify delays other processes until their poll; it is never worth an error.
-      this.notify([queue]).catch(() => {});
-    }, wait);
-  }
-
   /**
-   * Wakes idle workers in every process for jobs that became pending outside an enqueue (rescue,
-   * manual retry). Rare paths, so one extra statement is fine.
+   * Wakes idle workers in every process for jobs that became pending: after an enqueue (see
+   * QueueAnnouncer), a rescue, a retry or a parent whose children ended.
    */
   private async notify(queues: string[]): Promise<void> {
-    for (const queue of new Set(queues)) await this.db.query(`SELECT pg_notify('${JOBS_CHANNEL}', $1)`, [queue]);
+    for (const queue of new Set(queues)) await this.db.query(NOTIFY, [JOBS_CHANNEL, queue]);
   }
 
   async nextWakeAt({ queues, leases = true }: { queues: string[]; leases?: boolean }): Promise<number | null> {

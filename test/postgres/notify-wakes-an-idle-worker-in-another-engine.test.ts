@@ -36,4 +36,34 @@ describe("PostgreSQL: LISTEN/NOTIFY", () => {
     }, "the woken job to succeed");
     expect(job.attempts).toBe(1);
   });
+
+  it("announces every enqueue of a stream from another engine: with polling off, none is left waiting", async () => {
+    const consumer = await engine({ store: postgres({ url: DATABASE_URL, schema }), pollInterval: "1h", rescueInterval: "1h" });
+    const ran = new Set<number>();
+    const all = deferred<void>();
+    const total = 300;
+    consumer.tw.queue<{ n: number }>("stream", {
+      lease: "1h",
+      handler: (job) => {
+        ran.add(job.payload.n);
+        if (ran.size === total) all.resolve();
+      },
+    });
+    await consumer.tw.start();
+    const producer = await engine({ store: postgres({ url: DATABASE_URL, schema }) });
+    const stream = producer.tw.queue<{ n: number }>("stream");
+
+    // Enqueues that commit while an announcement is out, alone and in overlapping groups, with and
+    // without a pause between them: each must be covered by one announcement or the next.
+    let n = 0;
+    for (let wave = 0; wave < 30; wave++) {
+      const size = 1 + (wave % 7);
+      await Promise.all(Array.from({ length: size }, () => stream.enqueue({ n: n++ })));
+      if (wave % 3 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    while (n < total) await stream.enqueue({ n: n++ });
+
+    await within(all.promise, 15_000, `all ${total} jobs of the stream run`);
+    expect(ran.size).toBe(total);
+  });
 });
