@@ -22,6 +22,9 @@ import type { ClaimHold, ClaimLimits, ClaimResult, QueueStore } from "./store.js
  */
 const HOLD_POLL_MS = 50;
 
+/** Samples of jobs and of claims before their moving averages (from 0, an eighth per sample) size a prefetch: past 80% of the way. */
+const SETTLED_SAMPLES = 12;
+
 /**
  * Slots of a worker, reserved for jobs this process is enqueueing: the insert writes the jobs running
  * under `workerId`'s lease, then `take` starts those it wrote (and frees the slots of rows that were
@@ -118,6 +121,9 @@ export class QueueWorker {
   /** Moving averages (wall-clock ms, not the engine's clock) that steer the batch: a job's run, a claim's round trip. */
   private jobMs = 0;
   private roundTripMs = 0;
+  /** Samples in those averages: they start at 0, so they mean little before a dozen or so. */
+  private jobsTimed = 0;
+  private claimsTimed = 0;
   /** When this worker last let the event loop run: a yield, or the end of its last busy spell. */
   private lastYield = Date.now();
 
@@ -181,6 +187,15 @@ export class QueueWorker {
   private get capacity(): number {
     const jobs = this.config.concurrency * (this.config.batch?.size ?? 1);
     return this.slots ? Math.min(jobs, this.slots.usable) : jobs;
+  }
+
+  /**
+   * Jobs finish faster than a claim's round trip (on the moving averages). Unknown until a job has
+   * finished: taken as no, so a worker's first claims prefetch no more than a batch of jobs that may
+   * be slow.
+   */
+  private get fasterThanRoundTrip(): boolean {
+    return this.jobsTimed > 0 && this.jobMs < this.roundTripMs;
   }
 
   get stats() {
@@ -296,7 +311,7 @@ export class QueueWorker {
     // that take less than a round trip: move more per statement (a batch costs one statement whatever
     // its size). Jobs slower than a round trip keep the batch small, so prefetch never hoards them.
     const waiting = this.claiming || this.outcomes.size > 0;
-    if (waiting && !this.exhausted && this.buffer.length === 0 && this.running.size < capacity && this.jobMs < this.roundTripMs) this.grow();
+    if (waiting && !this.exhausted && this.buffer.length === 0 && this.running.size < capacity && this.fasterThanRoundTrip) this.grow();
     if (this.claiming || this.exhausted) return this.lingerSlots();
     this.clearLetGo();
     if (this.slots?.shouldAsk(this.config.concurrency, HOLD_POLL_MS)) {
@@ -305,13 +320,17 @@ export class QueueWorker {
     }
     // Jobs that finish faster than a round trip would leave the handlers idle during every claim: keep
     // a second batch on its way while one runs, so the store and the handlers work at the same time.
-    // Slower jobs keep one batch in hand, so prefetch never hoards them from other workers.
+    // Slower jobs keep about one batch in hand (see slowWindow), so prefetch never hoards them from
+    // other workers.
     // Under a shared rate limit a claimed job has taken its token, so a worker claims only for its free
     // slots: a prefetched job would start late and bunch the starts the limit spaces.
-    const window = this.paced || this.grouped ? capacity : this.jobMs < this.roundTripMs ? 2 * this.batch : this.batch;
-    // Outcomes waiting to be written count against the window: claiming stops until they are on their
-    // way, which bounds what a crash can make run twice and keeps fast handlers from starving the writes.
-    const unrecorded = this.outcomes.size;
+    const window = this.paced || this.grouped ? capacity : this.fasterThanRoundTrip ? 2 * this.batch : this.slowWindow(capacity);
+    // Outcomes waiting to be written count against the window of jobs faster than a round trip:
+    // claiming stops until they are on their way, which bounds what a crash can make run twice and
+    // keeps fast handlers from starving the writes. Slower jobs cannot starve the writes, and a batch
+    // of them started together ends together: counted, their outcomes would hold the next claim until
+    // they were written, and every slot would sit idle for a write and a claim.
+    const unrecorded = this.fasterThanRoundTrip ? this.outcomes.size : 0;
     const want = Math.min(this.batch, window - this.running.size - this.buffer.length - this.reserved - unrecorded);
     const room = this.limiter.allowance(want);
     // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
@@ -323,6 +342,18 @@ export class QueueWorker {
     }
     if (want > 0 && room === 0) this.armRateWake();
     if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
+  }
+
+  /**
+   * The jobs a worker of jobs slower than a round trip keeps in hand, running and prefetched: a batch,
+   * or its slots and what they finish in four claims' round trips (the average's: a claim's round trip
+   * varies twofold under load) if that is more, at most two batches. So a slot that frees is refilled
+   * from the buffer while the next claim is on its way rather than waiting for it.
+   */
+  private slowWindow(capacity: number): number {
+    const settled = this.jobsTimed >= SETTLED_SAMPLES && this.claimsTimed >= SETTLED_SAMPLES;
+    const roundTrips = settled ? Math.ceil((4 * capacity * this.roundTripMs) / this.jobMs) : 0;
+    return Math.max(this.batch, Math.min(capacity + roundTrips, 2 * this.batch));
   }
 
   /**
@@ -395,6 +426,7 @@ export class QueueWorker {
       const sent = performance.now();
       const { entries: jobs, result } = await this.claim(limit);
       this.roundTripMs += (performance.now() - sent - this.roundTripMs) / 8;
+      this.claimsTimed++;
       if (this.stopping) {
         for (const entry of jobs) this.leases.release(entry);
         return;
@@ -500,6 +532,7 @@ export class QueueWorker {
     const started = performance.now();
     void this.executor.run(entry).then((outcome) => {
       this.jobMs += (performance.now() - started - this.jobMs) / 8;
+      this.jobsTimed++;
       this.running.delete(entry.job.id);
       if (!entry.released) this.executor.settle(entry.job, outcome).catch((error) => this.storeError("settle", error));
       if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
@@ -527,6 +560,7 @@ export class QueueWorker {
     const started = performance.now();
     void this.executor.runBatch(entries).then((outcomes) => {
       this.jobMs += ((performance.now() - started) / entries.length - this.jobMs) / 8;
+      this.jobsTimed++;
       entries.forEach((entry, i) => {
         this.running.delete(entry.job.id);
         if (!entry.released) this.executor.settle(entry.job, outcomes[i]!).catch((error) => this.storeError("settle", error));

@@ -12,21 +12,35 @@ describe("PostgreSQL: the adaptive claim batch", () => {
     const q = tw.queue("work", { concurrency: 2, handler });
     await q.enqueueMany(Array.from({ length: jobs }, (_, n) => ({ payload: { n } })));
     let largest = 0;
-    const watch = setInterval(() => (largest = Math.max(largest, tw.status().queues[0]?.batch ?? 0)), 1);
+    let inHand = 0;
+    const watch = setInterval(() => {
+      const queue = tw.status().queues[0];
+      largest = Math.max(largest, queue?.batch ?? 0);
+      inHand = Math.max(inHand, (queue?.running ?? 0) + (queue?.prefetched ?? 0));
+    }, 1);
     await tw.start();
     try {
       await eventually(async () => (await tw.jobs.counts("work"))[0]?.counts.succeeded === jobs, `all ${jobs} jobs to succeed`, 30_000);
     } finally {
       clearInterval(watch);
     }
-    return largest;
+    return { largest, inHand };
   }
 
   it("grows past 2 x concurrency while no-op jobs finish faster than a claim's round trip", async () => {
-    expect(await run(() => {}, 2_000)).toBeGreaterThan(4);
+    expect((await run(() => {}, 2_000)).largest).toBeGreaterThan(4);
   });
 
   it("stays at 2 x concurrency when each job outlasts a round trip, so prefetch hoards nothing", async () => {
-    expect(await run(() => new Promise((resolve) => setTimeout(resolve, 30)), 40)).toBe(4);
+    const { largest, inHand } = await run(() => new Promise((resolve) => setTimeout(resolve, 30)), 40);
+    expect(largest).toBe(4);
+    // A job of 30 ms outlasts four round trips many times over: one batch in hand, running or prefetched.
+    expect(inHand).toBeLessThanOrEqual(4);
+  });
+
+  it("keeps at most two batches in hand for jobs of about a round trip, whichever side of it they fall", async () => {
+    const { largest, inHand } = await run(() => new Promise((resolve) => setTimeout(resolve, 3)), 200);
+    expect(inHand).toBeGreaterThan(0);
+    expect(inHand).toBeLessThanOrEqual(2 * largest);
   });
 });
