@@ -5,7 +5,13 @@
  * same code: an adapter only says how its system enqueues, starts workers and counts jobs.
  */
 
-import type { RoundTripSystem } from "./round-trip.js";
+/** The systems this harness runs in a worker process of its own. */
+export type RoundTripSystem = "tickwork" | "bullmq" | "graphile-worker" | "pg-boss";
+
+/** Of those, the ones whose producer can await a job's result (the round-trip workload). */
+export function awaitsResults(system: RoundTripSystem): boolean {
+  return system === "tickwork" || system === "bullmq";
+}
 
 /** What every benchmark job carries: its number, and when (performance.now(), this process) it was enqueued. */
 export interface Payload {
@@ -64,7 +70,7 @@ export interface System {
    * The worker process this system runs in the workloads with the worker in another process (round
    * trip, producer); absent for a system the harness runs in one process only (it has no row there).
    */
-  roundTrip?: RoundTripSystem;
+  workerProcess?: RoundTripSystem;
   /** The settings used at a given concurrency, for the report (only what differs from the system's defaults). */
   settings(concurrency: number): Record<string, unknown>;
   open(options: OpenOptions): Promise<Instance>;
@@ -134,7 +140,7 @@ export interface Adapter {
   runN(jobs: number, concurrency: number, budgetMs: number, bytes?: number): Promise<RunFigures>;
   latency(samples: number, budgetMs: number): Promise<LatencyFigures>;
   sustained(options: { rate: number; seconds: number; concurrency: number; drainBudgetMs: number }): Promise<SustainedFigures>;
-  /** The same producer, with the worker in a child process of its own (systems with a `roundTrip` only). */
+  /** The same producer, with the worker in a child process of its own (systems with a `workerProcess` only). */
   producer(options: { rate: number; seconds: number; concurrency: number; drainBudgetMs: number }): Promise<ProducerFigures>;
   /** Enqueue-and-await-the-result round trips, one at a time, with the worker in another process. */
   roundTrip(samples: number, concurrency: number, budgetMs: number): Promise<LatencyFigures>;

@@ -32,7 +32,7 @@ export function bullmqSystem(setting: Setting): System {
     setting,
     peer: true,
     // The worker process of the workloads across processes runs with defaults (round-trip-worker.ts).
-    ...(tuned ? {} : { roundTrip: "bullmq" as const }),
+    ...(tuned ? {} : { workerProcess: "bullmq" as const }),
     settings: (concurrency) => ({ concurrency, ...(tuned ? { removeOnComplete: true } : {}) }),
 
     async open({ concurrency, onJob }) {

@@ -39,6 +39,8 @@ export function graphileWorkerSystem(setting: Setting): System {
     backend: "PostgreSQL",
     setting,
     peer: true,
+    // The worker process of the workloads across processes runs with defaults (round-trip-worker.ts).
+    ...(tuned ? {} : { workerProcess: "graphile-worker" as const }),
     settings: (concurrency) =>
       tuned ? { concurrency, maxPoolSize: poolSize(concurrency), useNodeTime: true, ...workerPreset } : { concurrency },
 

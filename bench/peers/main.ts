@@ -29,6 +29,7 @@ import { bullmqSystem } from "./bullmq.js";
 import { graphileWorkerSystem } from "./graphile-worker.js";
 import { pgBossSystem } from "./pg-boss.js";
 import { PRODUCER, json, machineLine, markdown, payloadBytes, producerRate, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
+import { awaitsResults } from "./adapter.js";
 import { postgresInfo, redisInfo, tickworkRevision } from "./servers.js";
 import { sqliteWriteLimit } from "./sqlite-limit.js";
 import { tickworkSystem } from "./tickwork.js";
@@ -170,9 +171,13 @@ async function main(): Promise<void> {
   const results = Object.fromEntries(WORKLOADS.map((w) => [w, {}])) as Results;
   const sqliteLimit: number[] = [];
   const measureLimit = systems.some((s) => s.backend.startsWith("SQLite")) && workloads.some((w) => w.startsWith("run."));
-  /** Only systems with a worker process of their own here (see System.roundTrip) run the workloads across processes. */
-  const split = (w: WorkloadId) => w === "roundtrip" || w.startsWith("producer.");
-  const measured = (w: WorkloadId) => (split(w) ? adapters.filter((a) => a.system.roundTrip).length : adapters.length);
+  /**
+   * The workloads across processes run only systems with a worker process of their own here (see
+   * System.workerProcess), the round trip only those whose producer can await a result.
+   */
+  const runs = (w: WorkloadId, system: System) =>
+    w === "roundtrip" ? system.workerProcess !== undefined && awaitsResults(system.workerProcess) : w.startsWith("producer.") ? system.workerProcess !== undefined : true;
+  const measured = (w: WorkloadId) => adapters.filter((a) => runs(w, a.system)).length;
   const total = workloads.reduce((n, w) => n + measured(w) * p.repetitions, 0);
   let done = 0;
   for (const workload of workloads) {
@@ -186,7 +191,7 @@ async function main(): Promise<void> {
       const order = rep % 2 === 0 ? adapters : [...adapters].reverse();
       for (const adapter of order) {
         const id = adapter.system.id;
-        if (split(workload) && !adapter.system.roundTrip) continue;
+        if (!runs(workload, adapter.system)) continue;
         const cell = (cells[id] ??= { values: [], errors: [] });
         const prefix = `[${++done}/${total}] ${workload} rep ${rep + 1}/${p.repetitions} ${id}`;
         try {

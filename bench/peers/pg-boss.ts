@@ -33,6 +33,9 @@ export function pgBossSystem(setting: Setting): System {
     backend: "PostgreSQL",
     setting,
     peer: true,
+    // The worker process of the workloads across processes runs with the tuned settings
+    // (round-trip-worker.ts): at its defaults it cannot keep up with the producer's rates.
+    ...(setting === "tuned" ? { workerProcess: "pg-boss" as const } : {}),
     settings: (concurrency) => ({ "work() calls": concurrency, ...work }),
 
     async open({ concurrency, onJob }) {

@@ -3,6 +3,7 @@
  * bench/results/peers-latest.{json,md}. Nothing here measures; main.ts hands over the figures.
  */
 import { fmt, markdownTable, quantile, summarise, textTable, type MachineInfo, type Summary } from "../support.js";
+import { awaitsResults } from "./adapter.js";
 import type { EnqueueFigures, LatencyFigures, ProducerFigures, RunFigures, SustainedFigures, System } from "./adapter.js";
 
 export type WorkloadId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k" | "latency" | "sustained" | "roundtrip" | ProducerId;
@@ -215,7 +216,7 @@ function roundTripTable(report: Report): Table {
   const p99 = (system: System) => summary(cells[system.id], (f) => f.p99)?.median;
   const best = bestPeer(report, p99, false);
   const rows = report.systems
-    .filter((system) => system.roundTrip)
+    .filter((system) => system.workerProcess && awaitsResults(system.workerProcess))
     .map((system) => {
       const cell = cells[system.id];
       const pick = (k: "p50" | "p95" | "p99" | "max") => range(summary(cell, (f) => f[k]));
@@ -276,7 +277,7 @@ function producerTable(report: Report, id: ProducerId): Table {
   const p99 = (system: System) => summary(cells[system.id], (f) => f.p99)?.median;
   const best = bestPeer(report, p99, false);
   const rows = report.systems
-    .filter((system) => system.roundTrip)
+    .filter((system) => system.workerProcess)
     .map((system) => {
       const cell = cells[system.id];
       const pick = (fn: (f: ProducerFigures) => number, format?: (n: number) => string) => range(summary(cell, fn), format);
@@ -292,8 +293,7 @@ function producerTable(report: Report, id: ProducerId): Table {
     note:
       `The benchmark's process enqueues single jobs at ${fmt(rate)} per second (each call when due, at most 100 outstanding) and does nothing else; a worker (concurrency ${p.roundTripConcurrency}) runs them in a child process of its own, as a web process and a worker process would be deployed. ` +
       `"call p50/p99" is how long an enqueue call took in the producer. Latency (ms) is from just before the enqueue call in the producer to the handler's start in the worker process (both read the machine's wall clock). ` +
-      `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. tickwork's worker hears of the jobs by LISTEN/NOTIFY and claims them; BullMQ's by its blocking list pop. ` +
-      `graphile-worker and pg-boss have no worker process in this harness yet.` +
+      `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. tickwork's and graphile-worker's workers hear of the jobs by LISTEN/NOTIFY, BullMQ's by its blocking list pop, pg-boss's by its poll (tuned: every 0.5 s, its minimum; at its defaults, one job per 2 s per loop, it cannot keep up). ` +
       (best ? ` Best peer p99: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} ms.` : ""),
     header: ["System", "Backend", "Setting", "enqueued/s", "call p50", "call p99", "backlog at end", "kept up", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
     rows,
@@ -379,7 +379,7 @@ export function checks(report: Report): Check[] {
     const rate = producerRate(id);
     const median = (s: System, pick: (f: ProducerFigures) => number) => summary(cells[s.id], pick)?.median;
     const bull = report.systems.filter((s) => s.name === "BullMQ").map((s) => ({ s, v: median(s, (f) => f.p99) })).filter((x) => x.v !== undefined).sort((a, b) => a.v! - b.v!)[0];
-    for (const s of ours("PostgreSQL").filter((s) => s.roundTrip)) {
+    for (const s of ours("PostgreSQL").filter((s) => s.workerProcess)) {
       const p50 = median(s, (f) => f.p50);
       const p99 = median(s, (f) => f.p99);
       const kept = cells[s.id]?.values.filter((f) => f.keptUp).length ?? 0;

@@ -11,12 +11,18 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { Queue, QueueEvents } from "bullmq";
+import { Logger, makeWorkerUtils } from "graphile-worker";
+import PgBoss from "pg-boss";
 import { createTickwork } from "../../src/index.js";
 import { postgres } from "../../src/store/postgres.js";
 import { migratedPostgresSchema } from "../fixtures.js";
-import { DATABASE_URL, deleteKeys, redisConnection, uniqueName } from "./servers.js";
+import type { RoundTripSystem } from "./adapter.js";
+import { DATABASE_URL, deleteKeys, dropSchema, redisConnection, uniqueName } from "./servers.js";
 
 export const ROUND_TRIP_QUEUE = "roundtrip";
+/** graphile-worker's info lines (worker started...) say nothing the benchmark needs. */
+export const quietGraphileLogger = new Logger(() => () => {});
+
 /** Longest a single round trip may take before the measurement fails. */
 const CALL_TIMEOUT_MS = 15_000;
 
@@ -54,7 +60,9 @@ interface WorkerProcess {
   latencies(): Promise<number[]>;
 }
 
-export type RoundTripSystem = "tickwork" | "bullmq";
+
+/** graphile-worker's task and pg-boss's queue in the worker process. */
+export const ROUND_TRIP_TASK = ROUND_TRIP_QUEUE;
 
 /** Starts the worker process on `namespace` and resolves once it says it runs. */
 async function startWorker(system: RoundTripSystem, namespace: string, concurrency: number): Promise<WorkerProcess> {
@@ -109,7 +117,75 @@ function check(n: number, result: unknown): void {
 }
 
 export async function openRoundTrip(system: RoundTripSystem, concurrency: number): Promise<RoundTrip> {
-  return system === "tickwork" ? tickworkRoundTrip(concurrency) : bullmqRoundTrip(concurrency);
+  switch (system) {
+    case "tickwork":
+      return tickworkRoundTrip(concurrency);
+    case "bullmq":
+      return bullmqRoundTrip(concurrency);
+    case "graphile-worker":
+      return graphileRoundTrip(concurrency);
+    case "pg-boss":
+      return pgBossRoundTrip(concurrency);
+  }
+}
+
+/** A producer that can only enqueue (its system has no way to await a job's result). */
+function enqueueOnly(system: RoundTripSystem, worker: WorkerProcess, enqueue: (payload: RoundTripPayload) => Promise<void>, close: () => Promise<void>): RoundTrip {
+  return {
+    call: () => Promise.reject(new Error(`${system} cannot await a job's result`)),
+    enqueue,
+    started: () => worker.started,
+    latencies: () => worker.latencies(),
+    close,
+  };
+}
+
+/** graphile-worker: the schema migrated here, its runner in the worker process, `addJob` here. */
+async function graphileRoundTrip(concurrency: number): Promise<RoundTrip> {
+  const schema = uniqueName("gw_rt");
+  const utils = await makeWorkerUtils({ connectionString: DATABASE_URL, schema, logger: quietGraphileLogger });
+  let child: WorkerProcess | undefined;
+  const close = async () => {
+    try {
+      if (child) await stopWorker(child);
+      await utils.release();
+    } finally {
+      await dropSchema(schema);
+    }
+  };
+  try {
+    await utils.migrate();
+    child = await startWorker("graphile-worker", schema, concurrency);
+    return enqueueOnly("graphile-worker", child, async (payload) => void (await utils.addJob(ROUND_TRIP_TASK, payload)), close);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** pg-boss: the schema and queue created here, its `work()` loops in the worker process, `send` here. */
+async function pgBossRoundTrip(concurrency: number): Promise<RoundTrip> {
+  const schema = uniqueName("pgboss_rt");
+  const boss = new PgBoss({ connectionString: DATABASE_URL, schema });
+  boss.on("error", () => {});
+  let child: WorkerProcess | undefined;
+  const close = async () => {
+    try {
+      if (child) await stopWorker(child);
+      await boss.stop({ graceful: true, timeout: 5_000, wait: true, close: true });
+    } finally {
+      await dropSchema(schema);
+    }
+  };
+  try {
+    await boss.start();
+    await boss.createQueue(ROUND_TRIP_TASK);
+    child = await startWorker("pg-boss", schema, concurrency);
+    return enqueueOnly("pg-boss", child, async (payload) => void (await boss.send(ROUND_TRIP_TASK, payload)), close);
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }
 
 async function tickworkRoundTrip(concurrency: number): Promise<RoundTrip> {

@@ -32,7 +32,7 @@ export function tickworkSystem(store: "PostgreSQL" | "SQLite", setting: Setting)
     setting,
     peer: false,
     // The worker process of the workloads across processes runs with defaults (round-trip-worker.ts).
-    ...(store === "PostgreSQL" && setting === "defaults" ? { roundTrip: "tickwork" as const } : {}),
+    ...(store === "PostgreSQL" && setting === "defaults" ? { workerProcess: "tickwork" as const } : {}),
     settings: (concurrency) => ({ concurrency, ...(batchSize ? { batchSize } : {}) }),
 
     async open({ concurrency, onJob }) {

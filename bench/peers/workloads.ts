@@ -240,8 +240,8 @@ export function adapterFor(system: System): Adapter {
     },
 
     async roundTrip(samples, concurrency, budgetMs) {
-      if (!system.roundTrip) throw new Error(`${system.id} cannot await a job's result`);
-      const trip = await openRoundTrip(system.roundTrip, concurrency);
+      if (!system.workerProcess) throw new Error(`${system.id} cannot await a job's result`);
+      const trip = await openRoundTrip(system.workerProcess, concurrency);
       try {
         const timed = async (n: number) => {
           const t0 = now();
@@ -263,16 +263,19 @@ export function adapterFor(system: System): Adapter {
     },
 
     async producer({ rate, seconds, concurrency, drainBudgetMs }) {
-      if (!system.roundTrip) throw new Error(`${system.id} has no worker process of its own in this harness`);
-      const trip = await openRoundTrip(system.roundTrip, concurrency);
+      if (!system.workerProcess) throw new Error(`${system.id} has no worker process of its own in this harness`);
+      const trip = await openRoundTrip(system.workerProcess, concurrency);
       try {
-        // Warm-up: round trips, which the worker process does not record (no `at`).
-        const warmupEnd = now() + LATENCY_WARMUP.ms;
-        for (let i = 1; i <= LATENCY_WARMUP.samples && now() < warmupEnd; i++) await trip.call(-i);
+        // Warm-up: jobs the worker process records like the others, all started before the
+        // measured ones are enqueued, so they are the first `warm` of its records.
+        for (let i = 1; i <= LATENCY_WARMUP.samples; i++) await trip.enqueue({ n: -i, at: wallClock() });
+        await until("the warm-up jobs to start", 15_000, () => trip.started() >= LATENCY_WARMUP.samples);
+        const warm = (await trip.latencies()).length;
+        const started = () => trip.started() - warm;
         let startedAtEnd = 0;
-        const { offered, issued, acked, ackedInWindow, callMs, tEnd } = await produceAtRate(rate, seconds, (n) => trip.enqueue({ n, at: wallClock() }), () => (startedAtEnd = trip.started()));
-        while (trip.started() < acked && now() - tEnd < drainBudgetMs) await sleep(5);
-        const latencies = await trip.latencies();
+        const { offered, issued, acked, ackedInWindow, callMs, tEnd } = await produceAtRate(rate, seconds, (n) => trip.enqueue({ n, at: wallClock() }), () => (startedAtEnd = started()));
+        while (started() < acked && now() - tEnd < drainBudgetMs) await sleep(5);
+        const latencies = (await trip.latencies()).slice(warm);
         const drainMs = latencies.length >= acked ? now() - tEnd : null;
         if (latencies.length > acked) throw new Error(`${latencies.length} handler starts for ${acked} enqueued jobs`);
         return {
