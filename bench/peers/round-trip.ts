@@ -129,11 +129,42 @@ export async function openRoundTrip(system: RoundTripSystem, concurrency: number
   }
 }
 
-/** A producer that can only enqueue (its system has no way to await a job's result). */
-function enqueueOnly(system: RoundTripSystem, worker: WorkerProcess, enqueue: (payload: RoundTripPayload) => Promise<void>, close: () => Promise<void>): RoundTrip {
+/** A peer's producer here, on a schema of its own, as enqueueOnly's workload needs it. */
+interface PeerProducer {
+  /** Creates what the worker process expects on the schema (tables, queue). */
+  prepare(): Promise<void>;
+  enqueue(payload: RoundTripPayload): Promise<void>;
+  /** Closes the producer's connections (the worker process is stopped first). */
+  close(): Promise<void>;
+}
+
+/**
+ * A producer that can only enqueue (its system has no way to await a job's result), with the
+ * system's worker process on a fresh schema; the schema is dropped when it closes or fails to start.
+ */
+async function enqueueOnly(system: "graphile-worker" | "pg-boss", concurrency: number, open: (schema: string) => PeerProducer): Promise<RoundTrip> {
+  const schema = uniqueName(system === "pg-boss" ? "pgboss_rt" : "gw_rt");
+  const producer = open(schema);
+  let child: WorkerProcess | undefined;
+  const close = async () => {
+    try {
+      if (child) await stopWorker(child);
+      await producer.close();
+    } finally {
+      await dropSchema(schema);
+    }
+  };
+  try {
+    await producer.prepare();
+    child = await startWorker(system, schema, concurrency);
+  } catch (error) {
+    await close().catch(() => {});
+    throw error;
+  }
+  const worker = child;
   return {
     call: () => Promise.reject(new Error(`${system} cannot await a job's result`)),
-    enqueue,
+    enqueue: (payload) => producer.enqueue(payload),
     started: () => worker.started,
     latencies: () => worker.latencies(),
     close,
@@ -141,51 +172,31 @@ function enqueueOnly(system: RoundTripSystem, worker: WorkerProcess, enqueue: (p
 }
 
 /** graphile-worker: the schema migrated here, its runner in the worker process, `addJob` here. */
-async function graphileRoundTrip(concurrency: number): Promise<RoundTrip> {
-  const schema = uniqueName("gw_rt");
-  const utils = await makeWorkerUtils({ connectionString: DATABASE_URL, schema, logger: quietGraphileLogger });
-  let child: WorkerProcess | undefined;
-  const close = async () => {
-    try {
-      if (child) await stopWorker(child);
-      await utils.release();
-    } finally {
-      await dropSchema(schema);
-    }
-  };
-  try {
-    await utils.migrate();
-    child = await startWorker("graphile-worker", schema, concurrency);
-    return enqueueOnly("graphile-worker", child, async (payload) => void (await utils.addJob(ROUND_TRIP_TASK, payload)), close);
-  } catch (error) {
-    await close();
-    throw error;
-  }
+function graphileRoundTrip(concurrency: number): Promise<RoundTrip> {
+  return enqueueOnly("graphile-worker", concurrency, (schema) => {
+    const utils = makeWorkerUtils({ connectionString: DATABASE_URL, schema, logger: quietGraphileLogger });
+    return {
+      prepare: async () => (await utils).migrate(),
+      enqueue: async (payload) => void (await (await utils).addJob(ROUND_TRIP_TASK, payload)),
+      close: async () => (await utils).release(),
+    };
+  });
 }
 
 /** pg-boss: the schema and queue created here, its `work()` loops in the worker process, `send` here. */
-async function pgBossRoundTrip(concurrency: number): Promise<RoundTrip> {
-  const schema = uniqueName("pgboss_rt");
-  const boss = new PgBoss({ connectionString: DATABASE_URL, schema });
-  boss.on("error", () => {});
-  let child: WorkerProcess | undefined;
-  const close = async () => {
-    try {
-      if (child) await stopWorker(child);
-      await boss.stop({ graceful: true, timeout: 5_000, wait: true, close: true });
-    } finally {
-      await dropSchema(schema);
-    }
-  };
-  try {
-    await boss.start();
-    await boss.createQueue(ROUND_TRIP_TASK);
-    child = await startWorker("pg-boss", schema, concurrency);
-    return enqueueOnly("pg-boss", child, async (payload) => void (await boss.send(ROUND_TRIP_TASK, payload)), close);
-  } catch (error) {
-    await close();
-    throw error;
-  }
+function pgBossRoundTrip(concurrency: number): Promise<RoundTrip> {
+  return enqueueOnly("pg-boss", concurrency, (schema) => {
+    const boss = new PgBoss({ connectionString: DATABASE_URL, schema });
+    boss.on("error", () => {});
+    return {
+      async prepare() {
+        await boss.start();
+        await boss.createQueue(ROUND_TRIP_TASK);
+      },
+      enqueue: async (payload) => void (await boss.send(ROUND_TRIP_TASK, payload)),
+      close: () => boss.stop({ graceful: true, timeout: 5_000, wait: true, close: true }),
+    };
+  });
 }
 
 async function tickworkRoundTrip(concurrency: number): Promise<RoundTrip> {

@@ -6,10 +6,11 @@ type Waiter = { outcome: JobOutcome; resolve: (accepted: boolean) => void; rejec
  * Batches job outcomes (the acks): outcomes that arrive while one batch is being written, or within
  * the same turn of the event loop, are written together in one statement.
  *
- * The crash trade-off: an outcome waits here at most one write (a few milliseconds), and a worker
- * claims nothing more while its window is full of outcomes waiting to be written, so at most two claim
- * batches of a queue (the one being written and the one waiting behind it; a batch is `batchSize`, or
- * up to 16 × concurrency, 500 to 1,000, when adaptive) can be done-but-unrecorded. If the process dies
+ * The crash trade-off: an outcome waits here at most one write (a few milliseconds). A worker of jobs
+ * faster than a round trip claims nothing more while its window is full of outcomes waiting to be
+ * written, so at most two claim batches of a queue (the one being written and the one waiting behind
+ * it; a batch is `batchSize`, or up to 16 × concurrency, 500 to 1,000, when adaptive) can be
+ * done-but-unrecorded; jobs slower than a round trip finish fewer than their slots during one write. If the process dies
  * in that window, the job's lease lapses and it runs again, so every job is run at least once, and a
  * handler must be idempotent for the rare double run (as with every at-least-once queue).
  */
