@@ -2,6 +2,7 @@ import { atomically, runBody, sqlTx, type SqlDb, type SqlStatement, type SqlTx }
 import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./bucket.js";
 import type { Job } from "./job.js";
 import { byClaimOrder, toJob, type JobRow } from "./rows.js";
+import { jobColumns } from "./payloads.js";
 import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, GroupCounts, PauseRow, SlotHold } from "./store.js";
 
 /** What differs between the dialects in the flow-control statements; the rest is one SQL text. */
@@ -320,7 +321,7 @@ function* startJobs(tx: SqlTx, d: FlowDialect, p: ClaimParams & { ids: string[] 
        max_attempts = CASE WHEN max_attempts_from_queue THEN coalesce($5, max_attempts) ELSE max_attempts END
      ${joined ? "FROM unnest($1::bigint[]) AS picked(id)" : ""}
      WHERE ${which} AND status = 'pending'
-     RETURNING ${joined ? "tickwork_jobs.*" : "*"}`,
+     RETURNING ${d.postgres ? (joined ? "tickwork_jobs.*" : "*") : jobColumns(false, { returning: true })}`,
     [idList ? idList.value : p.want, p.workerId, p.leaseUntil, p.now, p.queueMaxAttempts ?? null, ...(idList ? [] : [p.queue])],
   );
   return rows.map((row) => toJob(row, d.payloadIsText)).sort(byClaimOrder);

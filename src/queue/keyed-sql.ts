@@ -2,6 +2,7 @@ import type { SqlDb, SqlStatement, SqlTx } from "../db/sql-db.js";
 import type { FlowDialect } from "./flow-sql.js";
 import type { Job } from "./job.js";
 import { toJob, type JobRow } from "./rows.js";
+import { inlinePayload, isLongPayload, jobColumns, storePayloadSql } from "./payloads.js";
 import type { InsertResult, NewJobRow } from "./store.js";
 
 /**
@@ -23,7 +24,7 @@ const MAX_TRIES = 3;
 const insertOne = (traced: boolean) => `
   INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, created_at, waited${traced ? ", trace_context" : ""})
   VALUES ($1, $2, $3, 'pending', $4, $5, $6, ($7 = 1), $8, $9, ($10 = 1)${traced ? ", $11" : ""})
-  ON CONFLICT DO NOTHING RETURNING *`;
+  ON CONFLICT DO NOTHING RETURNING id`;
 const INSERT_ONE = insertOne(false);
 const INSERT_ONE_TRACED = insertOne(true);
 
@@ -54,10 +55,19 @@ export class KeyedSql {
   private *replace(tx: SqlTx, p: { queue: string; row: NewJobRow & { key: string }; now: number }, runAt: number): Body<InsertResult> {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
       const [updated] = yield* tx.query<JobRow>(
-        `UPDATE tickwork_jobs SET payload = $1, run_at = $2, priority = $3 WHERE queue = $4 AND key = $5 AND status = 'pending' RETURNING *`,
-        [p.row.payload, runAt, p.row.priority, p.queue, p.row.key],
+        `UPDATE tickwork_jobs SET payload = $1, run_at = $2, priority = $3 WHERE queue = $4 AND key = $5 AND status = 'pending' RETURNING ${jobColumns(this.d.postgres, { returning: true })}`,
+        [this.d.postgres ? p.row.payload : inlinePayload(p.row.payload), runAt, p.row.priority, p.queue, p.row.key],
       );
-      if (updated) return { id: String(updated.id), duplicate: true, existing: this.job(updated) };
+      if (updated) {
+        if (!this.d.postgres) {
+          // The new payload replaces the job's out-of-line one, or, kept in the row now, leaves none behind.
+          const long = isLongPayload(p.row.payload);
+          if (long) yield* tx.query(storePayloadSql(true), [Number(updated.id), p.row.payload]);
+          else yield* tx.query(`DELETE FROM tickwork_job_payloads WHERE id = $1`, [Number(updated.id)]);
+          updated.stored_payload = long ? p.row.payload : null;
+        }
+        return { id: String(updated.id), duplicate: true, existing: this.job(updated) };
+      }
       const inserted = yield* this.insert(tx, p.queue, { ...p.row, runAt }, p.now);
       if (inserted) return { id: String(inserted.id), duplicate: false };
       const holder = yield* this.holder(tx, p.queue, p.row.key);
@@ -78,7 +88,7 @@ export class KeyedSql {
     );
     if (!taken) {
       const [held] = yield* tx.query<JobRow>(
-        `SELECT j.* FROM tickwork_job_keys k JOIN tickwork_jobs j ON j.id = k.job_id WHERE k.queue = $1 AND k.key = $2`,
+        `SELECT ${jobColumns(this.d.postgres, { table: "j" })} FROM tickwork_job_keys k JOIN tickwork_jobs j ON j.id = k.job_id WHERE k.queue = $1 AND k.key = $2`,
         [queue, row.key],
       );
       if (held) return { id: String(held.id), duplicate: true, existing: this.job(held) };
@@ -93,17 +103,18 @@ export class KeyedSql {
     return inserted ? { id, duplicate: false } : { id, duplicate: true, existing: job! };
   }
 
-  private *insert(tx: SqlTx, queue: string, row: NewJobRow, now: number): Body<JobRow | undefined> {
+  private *insert(tx: SqlTx, queue: string, row: NewJobRow, now: number): Body<{ id: number | string } | undefined> {
     const traced = row.traceContext !== undefined;
-    const [inserted] = yield* tx.query<JobRow>(traced ? INSERT_ONE_TRACED : INSERT_ONE, [
-      queue, row.payload, row.key, row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, row.group ?? null, now, row.waited ? 1 : 0,
+    const [inserted] = yield* tx.query<{ id: number | string }>(traced ? INSERT_ONE_TRACED : INSERT_ONE, [
+      queue, this.d.postgres ? row.payload : inlinePayload(row.payload), row.key, row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, row.group ?? null, now, row.waited ? 1 : 0,
       ...(traced ? [row.traceContext] : []),
     ]);
+    if (inserted && !this.d.postgres && isLongPayload(row.payload)) yield* tx.query(storePayloadSql(true), [Number(inserted.id), row.payload]);
     return inserted;
   }
 
   private *holder(tx: SqlTx, queue: string, key: string): Body<Job | undefined> {
-    const [row] = yield* tx.query<JobRow>(`SELECT * FROM tickwork_jobs WHERE queue = $1 AND key = $2 AND status IN ('pending', 'running')`, [queue, key]);
+    const [row] = yield* tx.query<JobRow>(`SELECT ${jobColumns(this.d.postgres)} FROM tickwork_jobs WHERE queue = $1 AND key = $2 AND status IN ('pending', 'running')`, [queue, key]);
     return row ? this.job(row) : undefined;
   }
 

@@ -1,5 +1,6 @@
 import type { ChildResult, Job, JobAttempt, JobStatus } from "./job.js";
 import type { JobFields } from "./store.js";
+import { OUT_OF_LINE } from "./payloads.js";
 
 /** A `tickwork_jobs` row as either dialect returns it (PostgreSQL bigints arrive as strings). */
 export interface JobRow {
@@ -26,6 +27,8 @@ export interface JobRow {
   waited?: boolean | number;
   /** The enqueue's W3C Trace Context (see core/tracing.ts); null when it was not traced. */
   trace_context?: string | null;
+  /** SQLite: the payload kept out of the row (see queue/payloads.ts), null or absent when the row holds it. */
+  stored_payload?: string | null;
   /** A claim's snoozes, history, parent_id, children_total, children_waiting, children_failed and trace_context (see claimedColumns). */
   extra?: unknown;
   parent_id?: number | string | null;
@@ -46,10 +49,12 @@ export interface JobRow {
  */
 export function claimedColumns(dialect: "sqlite" | "postgres", prefix = ""): string {
   const c = (name: string) => `${prefix}${name}`;
-  const plain = ["id", "queue", "payload", "key", "group_key", "status", "priority", "run_at", "attempts", "max_attempts", "last_error", "created_at", "started_at", "finished_at"];
+  // On SQLite the payload column itself brings a payload kept out of the row: no column more per job.
+  const payload = dialect === "sqlite" ? `CASE WHEN ${c("payload")} = '${OUT_OF_LINE}' THEN (SELECT stored.payload FROM tickwork_job_payloads stored WHERE stored.id = ${prefix ? c("id") : "tickwork_jobs.id"}) ELSE ${c("payload")} END AS payload` : c("payload");
+  const plain = ["id", "queue", "key", "group_key", "status", "priority", "run_at", "attempts", "max_attempts", "last_error", "created_at", "started_at", "finished_at"];
   const array = dialect === "sqlite" ? `json_array(${c("snoozes")}, json(${c("history")}), ${c("parent_id")}, ${c("children_total")}, ${c("children_waiting")}, ${c("children_failed")}, ${c("trace_context")})`
     : `json_build_array(${c("snoozes")}, ${c("history")}, ${c("parent_id")}, ${c("children_total")}, ${c("children_waiting")}, ${c("children_failed")}, ${c("trace_context")})`;
-  return `${plain.map(c).join(", ")},
+  return `${plain.map(c).join(", ")}, ${payload},
     CASE WHEN ${c("snoozes")} = 0 AND ${c("history")} IS NULL AND ${c("parent_id")} IS NULL AND ${c("children_total")} = 0 AND ${c("trace_context")} IS NULL THEN NULL ELSE ${array} END AS extra`;
 }
 
@@ -63,7 +68,7 @@ export function toJob(row: JobRow, payloadIsText: boolean): Job {
   const job: Job = {
     id: String(row.id),
     queue: row.queue,
-    payload: payloadIsText ? JSON.parse(row.payload as string) : row.payload,
+    payload: payloadIsText ? JSON.parse(row.stored_payload ?? (row.payload as string)) : row.payload,
     key: row.key,
     group: row.group_key ?? null,
     status: row.status,

@@ -8,11 +8,16 @@ import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCo
 import { endedChild, propagate, type EndedChild } from "./flow-tree.js";
 import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
+import { inlinePayload, isLongPayload, jobColumns, storePayloadSql } from "./payloads.js";
 
 const LIVE = "status IN ('pending', 'running')";
 /** Ids per slice of a count of finished jobs: about 5 ms of reading on a 2-core machine. */
 const COUNT_SLICE_IDS = 10_000;
 const CLAIMED = claimedColumns("sqlite");
+/** A whole job row, its payload wherever it is kept (see queue/payloads.ts). */
+const JOB = jobColumns(false);
+const RETURNED_JOB = jobColumns(false, { returning: true });
+const STORE_PAYLOAD = storePayloadSql(false);
 
 const insertRow = (traced: boolean) =>
   `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, created_at, attempts, worker_id, lease_until, started_at, waited${traced ? ", trace_context" : ""})
@@ -105,10 +110,11 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
           `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, created_at, waited,
              parent_id, children_total, children_waiting, child_failure${traced ? ", trace_context" : ""})
            VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${traced ? ", ?" : ""}) RETURNING id`,
-          [node.queue, node.payload, node.key, node.priority, node.runAt, node.maxAttempts, node.maxAttemptsFromQueue ? 1 : 0, node.group ?? null, now, node.waited ? 1 : 0,
+          [node.queue, inlinePayload(node.payload), node.key, node.priority, node.runAt, node.maxAttempts, node.maxAttemptsFromQueue ? 1 : 0, node.group ?? null, now, node.waited ? 1 : 0,
            node.parent < 0 ? null : ids[node.parent]!, node.children, node.children, node.childFailure, ...(traced ? [node.traceContext!] : [])],
         );
         ids.push(row!.id);
+        if (isLongPayload(node.payload)) this.db.run(STORE_PAYLOAD, [row!.id, node.payload]);
       }
       return ids.map(String);
     });
@@ -129,11 +135,14 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
         const traced = row.traceContext !== undefined;
         const inserted = this.db.all<{ id: number }>(
           traced ? INSERT_TRACED : INSERT,
-          [queue, row.payload, row.key, claim ? "running" : "pending", row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, row.group ?? null, now,
+          [queue, inlinePayload(row.payload), row.key, claim ? "running" : "pending", row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, row.group ?? null, now,
            claim ? 1 : 0, claim?.workerId ?? null, claim?.leaseUntil ?? null, claim ? now : null, row.waited ? 1 : 0, ...(traced ? [row.traceContext!] : [])],
         )[0];
-        if (inserted) return { id: String(inserted.id), duplicate: false };
-        const holder = this.db.all<JobRow>(`SELECT * FROM tickwork_jobs WHERE queue = ? AND key = ? AND ${LIVE}`, [queue, row.key])[0];
+        if (inserted) {
+          if (isLongPayload(row.payload)) this.db.run(STORE_PAYLOAD, [inserted.id, row.payload]);
+          return { id: String(inserted.id), duplicate: false };
+        }
+        const holder = this.db.all<JobRow>(`SELECT ${JOB} FROM tickwork_jobs WHERE queue = ? AND key = ? AND ${LIVE}`, [queue, row.key])[0];
         if (!holder) throw new Error(`tickwork: insert of key ${row.key} conflicted but no live job holds it`);
         return { id: String(holder.id), duplicate: true, existing: toJob(holder, true) };
       }),
@@ -267,20 +276,20 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
   }
 
   async watch({ id }: { id: string }): Promise<Job | null> {
-    const row = this.db.all<JobRow>(`UPDATE tickwork_jobs SET waited = 1 WHERE id = ? RETURNING *`, [Number(id)])[0];
+    const row = this.db.all<JobRow>(`UPDATE tickwork_jobs SET waited = 1 WHERE id = ? RETURNING ${RETURNED_JOB}`, [Number(id)])[0];
     return row ? toJob(row, true) : null;
   }
 
   async promote({ id, now }: { id: string; now: number }): Promise<Job | null> {
     const row = this.db.all<JobRow>(
-      `UPDATE tickwork_jobs SET run_at = min(run_at, ?) WHERE id = ? AND status = 'pending' AND children_waiting = 0 RETURNING *`,
+      `UPDATE tickwork_jobs SET run_at = min(run_at, ?) WHERE id = ? AND status = 'pending' AND children_waiting = 0 RETURNING ${RETURNED_JOB}`,
       [now, Number(id)],
     )[0];
     return row ? toJob(row, true) : null;
   }
 
   async get({ id }: { id: string }): Promise<Job | null> {
-    const row = this.db.all<JobRow>(`SELECT * FROM tickwork_jobs WHERE id = ?`, [Number(id)])[0];
+    const row = this.db.all<JobRow>(`SELECT ${JOB} FROM tickwork_jobs WHERE id = ?`, [Number(id)])[0];
     return row ? toJob(row, true) : null;
   }
 
@@ -306,7 +315,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     if (before !== undefined) add("id < ?", Number(before));
     if (after !== undefined) add("id > ?", Number(after));
     const rows = this.db.all<JobRow>(
-      `SELECT * FROM tickwork_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id ${order === "oldest" ? "ASC" : "DESC"} LIMIT ?`,
+      `SELECT ${JOB} FROM tickwork_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id ${order === "oldest" ? "ASC" : "DESC"} LIMIT ?`,
       [...params, limit],
     );
     return rows.map((row) => toJob(row, true));
@@ -358,7 +367,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
   async retry({ id, now }: { id: string; now: number }): Promise<Job | null> {
     const row = this.db.all<JobRow>(
       `UPDATE tickwork_jobs SET status = 'pending', attempts = 0, run_at = ?, started_at = NULL, finished_at = NULL, ${KEEP_LAST_ATTEMPT}
-       WHERE id = ? AND status IN ('failed', 'cancelled') AND ${KEY_FREE} RETURNING *`,
+       WHERE id = ? AND status IN ('failed', 'cancelled') AND ${KEY_FREE} RETURNING ${RETURNED_JOB}`,
       [now, Number(id)],
     )[0];
     return row ? toJob(row, true) : null;
@@ -376,7 +385,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     return this.db.transaction(() => {
       const row = this.db.all<JobRow>(
         `UPDATE tickwork_jobs SET status = 'cancelled', finished_at = ?, worker_id = NULL, lease_until = NULL
-         WHERE id = ? AND ${LIVE} RETURNING *`,
+         WHERE id = ? AND ${LIVE} RETURNING ${RETURNED_JOB}`,
         [now, Number(id)],
       )[0];
       // A cancelled child is a child that will not succeed: its parent counts it as failed.
@@ -404,7 +413,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
   }
 
   async deleteFinished({ id }: { id: string }): Promise<Job | null> {
-    const row = this.db.all<JobRow>(`DELETE FROM tickwork_jobs WHERE id = ? AND ${FINISHED} RETURNING *`, [Number(id)])[0];
+    const row = this.db.all<JobRow>(`DELETE FROM tickwork_jobs WHERE id = ? AND ${FINISHED} RETURNING ${RETURNED_JOB}`, [Number(id)])[0];
     return row ? toJob(row, true) : null;
   }
 

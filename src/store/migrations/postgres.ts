@@ -552,4 +552,14 @@ export const postgresMigrations: readonly Migration[] = [
       $fn$;
     `,
   },
+  {
+    version: 13,
+    name: "jobs: long payloads moved out of the job's row whole",
+    // A row over about 2 KB is toasted: its long values compressed, and moved out of the row only
+    // while the row is still longer than this target (2 KB by default). A compressed 2 KB payload
+    // stayed in the row, and every claim and outcome, each a new version of the row, copied it: 2 KB
+    // payloads ran about 1.15x faster with the target at its minimum. Rows under about 2 KB are
+    // never toasted, so small payloads are stored as before.
+    sql: `ALTER TABLE tickwork_jobs SET (toast_tuple_target = 128);`,
+  },
 ];

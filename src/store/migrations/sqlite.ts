@@ -308,4 +308,23 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE INDEX tickwork_jobs_cancelled ON tickwork_jobs (id) WHERE status = 'cancelled';
     `,
   },
+  {
+    version: 11,
+    name: "jobs: long payloads kept out of the job's row",
+    sql: `
+      -- SQLite rewrites a whole row on every UPDATE, and a job's row is updated at least twice (its
+      -- claim, its outcome). A payload longer than a few hundred characters is written here once, and
+      -- the job's payload column holds '' (never a JSON text) to say so: the row a claim and an outcome
+      -- rewrite stays small. Rows written before keep their payloads inline; both forms are read.
+      CREATE TABLE tickwork_job_payloads (
+        id      INTEGER PRIMARY KEY,
+        payload TEXT    NOT NULL
+      );
+      -- Fires only for a job whose payload is here, so deleting the rest costs what it did.
+      CREATE TRIGGER tickwork_job_payloads_deleted AFTER DELETE ON tickwork_jobs WHEN OLD.payload = ''
+      BEGIN
+        DELETE FROM tickwork_job_payloads WHERE id = OLD.id;
+      END;
+    `,
+  },
 ];
