@@ -22,7 +22,6 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import Database from "better-sqlite3";
 import { fmt, machineInfo, now, watchLoad } from "../support.js";
 import type { Adapter, System } from "./adapter.js";
 import { bullmqSystem } from "./bullmq.js";
@@ -31,7 +30,7 @@ import { pgBossSystem } from "./pg-boss.js";
 import { PRODUCER, json, machineLine, markdown, payloadBytes, producerRate, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
 import { awaitsResults } from "./adapter.js";
 import { postgresInfo, redisInfo, tickworkRevision } from "./servers.js";
-import { sqliteWriteLimit } from "./sqlite-limit.js";
+import { sqliteRuntime, sqliteWriteLimit } from "./sqlite-limit.js";
 import { tickworkSystem } from "./tickwork.js";
 import { adapterFor, problems } from "./workloads.js";
 
@@ -147,15 +146,9 @@ async function main(): Promise<void> {
   console.log(machineLine(machine));
   console.log(`tickwork ${revision}`);
   const [postgres, redis] = [await postgresInfo(), await redisInfo()];
-  const sqliteVersion = (() => {
-    const db = new Database(":memory:");
-    try {
-      return (db.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v;
-    } finally {
-      db.close();
-    }
-  })();
-  console.log(`PostgreSQL ${postgres.version}, Redis ${redis.version}, SQLite ${sqliteVersion}; systems: ${systems.map((s) => s.id).join(", ")}\n`);
+  // The SQLite tickwork's SQLite rows and the write limit run on: node:sqlite on Node 22.13 and later.
+  const sqlite = sqliteRuntime();
+  console.log(`PostgreSQL ${postgres.version}, Redis ${redis.version}, SQLite ${sqlite.version} (${sqlite.driver}); systems: ${systems.map((s) => s.id).join(", ")}\n`);
 
   // Warm-up, not reported: JIT, each system's statement caches, the servers' buffers.
   for (const adapter of adapters) {
@@ -212,7 +205,7 @@ async function main(): Promise<void> {
     parameters: p,
     machine,
     load: load.stop(),
-    servers: { postgres, redis, sqlite: { version: sqliteVersion, settings: { journal_mode: "wal", synchronous: "normal" } } },
+    servers: { postgres, redis, sqlite: { version: sqlite.version, settings: { driver: sqlite.driver, journal_mode: "wal", synchronous: "normal" } } },
     systems,
     revision,
     results,

@@ -1,21 +1,24 @@
 /**
- * pg-boss (10.x) in the side-by-side benchmark: its own schema per measurement (created by
+ * pg-boss (12.x) in the side-by-side benchmark: its own schema per measurement (created by
  * `start()`, dropped after `stop()`), one queue (`createQueue`, policy "standard").
  *
- * pg-boss 10 has no per-worker concurrency option (teamSize/teamConcurrency went in 10.0): each
- * `work()` call is one polling loop that fetches `batchSize` jobs, runs the handler on the batch,
+ * Concurrency c is one `work()` call with `localConcurrency: c`, which starts c independent polling
+ * loops (src/manager.ts `work`). Each loop fetches `batchSize` jobs, runs the handler on the batch,
  * completes the batch in one statement, then waits out the rest of `pollingIntervalSeconds`
- * (src/worker.js) whether or not it found jobs. Concurrency c is therefore c `work()` calls, each
- * running its batch one job at a time, so at most c jobs run at once, as in the other systems.
+ * (src/worker.ts) whether or not it found jobs, unless a burst trigger (`burstWhenBatchFull`,
+ * `burstWhenReadyExceeds`, both off by default) has it fetch again at once. The handler here runs
+ * its batch one job at a time, so at most c jobs run at once, as in the other systems.
  * - defaults: `pollingIntervalSeconds` 2, `batchSize` 1: each loop runs at most one job per 2 s;
  * - tuned: `pollingIntervalSeconds: 0.5` (the minimum it accepts) and `batchSize: 1000`, the lever
- *   its docs give for throughput (a loop then runs up to 2,000 jobs/s).
- * Nothing notifies a pg-boss worker of a new job from another process, so single jobs wait for
- * the next poll; `notifyWorker(id)` exists for a producer in the same process, and is not used:
- * the benchmark's producer stands in for any process.
- * Bulk enqueue is `insert([...])`; single enqueues are `send()`.
+ *   its docs give for throughput (a loop then runs up to 2,000 jobs/s). The burst triggers are left
+ *   off, so the tuned setting is the same as with pg-boss 10.
+ * pg-boss 12 can wake workers by LISTEN/NOTIFY (`useListenNotify: true` on the instance and
+ * `notify: true` on the queue), off by default and not enabled here: a single job from another
+ * process waits for the next poll. `notifyWorker(id)` wakes a worker from its own process, and is
+ * not used either: the benchmark's producer stands in for any process.
+ * Bulk enqueue is `insert(name, [...])`; single enqueues are `send()`.
  */
-import PgBoss from "pg-boss";
+import { PgBoss } from "pg-boss";
 import type { Payload, Setting, System } from "./adapter.js";
 import { DATABASE_URL, dropSchema, packageVersion, uniqueName } from "./servers.js";
 import { reportProblem } from "./workloads.js";
@@ -36,7 +39,7 @@ export function pgBossSystem(setting: Setting): System {
     // The worker process of the workloads across processes runs with the tuned settings
     // (round-trip-worker.ts): at its defaults it cannot keep up with the producer's rates.
     ...(setting === "tuned" ? { workerProcess: "pg-boss" as const } : {}),
-    settings: (concurrency) => ({ "work() calls": concurrency, ...work }),
+    settings: (concurrency) => ({ localConcurrency: concurrency, ...work }),
 
     async open({ concurrency, onJob }) {
       const schema = uniqueName("pgboss_bench");
@@ -56,17 +59,15 @@ export function pgBossSystem(setting: Setting): System {
 
       return {
         async enqueueBatch(payloads) {
-          await boss.insert(payloads.map((data) => ({ name: QUEUE, data })));
+          await boss.insert(QUEUE, payloads.map((data) => ({ data })));
         },
         async enqueue(payload) {
           await boss.send(QUEUE, payload);
         },
         async startWorkers() {
-          for (let i = 0; i < concurrency; i++) {
-            await boss.work<Payload>(QUEUE, work, async (jobs) => {
-              for (const job of jobs) onJob(job.data);
-            });
-          }
+          await boss.work<Payload>(QUEUE, { ...work, localConcurrency: concurrency }, async (jobs) => {
+            for (const job of jobs) onJob(job.data);
+          });
         },
         unfinished: () => count("state IN ('created', 'retry', 'active')"),
         completed: () => count("state = 'completed'"),
@@ -76,7 +77,7 @@ export function pgBossSystem(setting: Setting): System {
         },
         async dispose() {
           try {
-            await boss.stop({ graceful: true, timeout: 5_000, wait: true, close: true });
+            await boss.stop({ graceful: true, timeout: 5_000, close: true });
           } finally {
             await dropSchema(schema);
           }

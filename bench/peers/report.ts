@@ -447,7 +447,7 @@ function loadLine(report: Report): string {
 function limitLine(report: Report): string {
   if (!report.sqliteLimit.length) return "";
   const s = summarise(report.sqliteLimit);
-  return `SQLite single-row write transactions on this machine (better-sqlite3, WAL file, synchronous=NORMAL, ${fmt(report.parameters.sqliteLimitTransactions)} INSERTs each in its own BEGIN IMMEDIATE/COMMIT, measured ${s.samples.length === 1 ? "once" : `${s.samples.length} times`} in this run): ${range(s)} tx/s.`;
+  return `SQLite single-row write transactions on this machine (${report.servers.sqlite.settings.driver}, WAL file, synchronous=NORMAL, ${fmt(report.parameters.sqliteLimitTransactions)} INSERTs each in its own BEGIN IMMEDIATE/COMMIT, measured ${s.samples.length === 1 ? "once" : `${s.samples.length} times`} in this run): ${range(s)} tx/s.`;
 }
 
 function problemLines(report: Report): string[] {

@@ -12,7 +12,7 @@
  */
 import { Worker } from "bullmq";
 import { run as runGraphile } from "graphile-worker";
-import PgBoss from "pg-boss";
+import { PgBoss } from "pg-boss";
 import { createTickwork } from "../../src/index.js";
 import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL } from "../fixtures.js";
@@ -68,13 +68,11 @@ if (system === "tickwork") {
   const boss = new PgBoss({ connectionString: DATABASE_URL, schema: namespace });
   boss.on("error", () => {});
   await boss.start();
-  // pg-boss 10 has no per-worker concurrency: each work() call is one polling loop (see pg-boss.ts).
-  for (let i = 0; i < concurrency; i++) {
-    await boss.work<RoundTripPayload>(ROUND_TRIP_TASK, PGBOSS_TUNED, async (jobs) => {
-      for (const job of jobs) run(job.data);
-    });
-  }
-  stop = () => boss.stop({ graceful: true, timeout: 5_000, wait: true, close: true });
+  // localConcurrency: that many polling loops, each running its batch one job at a time (see pg-boss.ts).
+  await boss.work<RoundTripPayload>(ROUND_TRIP_TASK, { ...PGBOSS_TUNED, localConcurrency: concurrency }, async (jobs) => {
+    for (const job of jobs) run(job.data);
+  });
+  stop = () => boss.stop({ graceful: true, timeout: 5_000, close: true });
 } else {
   throw new Error(`unknown system ${system}`);
 }

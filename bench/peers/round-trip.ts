@@ -12,7 +12,7 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { Queue, QueueEvents } from "bullmq";
 import { Logger, makeWorkerUtils } from "graphile-worker";
-import PgBoss from "pg-boss";
+import { PgBoss } from "pg-boss";
 import { createTickwork } from "../../src/index.js";
 import { postgres } from "../../src/store/postgres.js";
 import { migratedPostgresSchema } from "../fixtures.js";
@@ -194,7 +194,7 @@ function pgBossRoundTrip(concurrency: number): Promise<RoundTrip> {
         await boss.createQueue(ROUND_TRIP_TASK);
       },
       enqueue: async (payload) => void (await boss.send(ROUND_TRIP_TASK, payload)),
-      close: () => boss.stop({ graceful: true, timeout: 5_000, wait: true, close: true }),
+      close: () => boss.stop({ graceful: true, timeout: 5_000, close: true }),
     };
   });
 }

@@ -33,7 +33,7 @@ function file(): string {
   return join(dir, "tickwork.db");
 }
 
-async function engineOn(path: string, options: Parameters<typeof createTickwork>[0] = {}) {
+async function engineOn(path: string, options: Omit<Parameters<typeof createTickwork>[0], "store"> = {}) {
   const clock = fakeClock(T0);
   const tw = await createTickwork({ ...options, store: sqlite(path), clock, handleSignals: false, logger: () => {} });
   engines.push(tw);
