@@ -642,8 +642,6 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return Object.fromEntries(rows.filter((r) => Number(r.n) > 0).map((r) => [r.queue, Number(r.n)]));
   }
 
-  readonly keepsCounts = true;
-
   async compactCounts(): Promise<number> {
     // A backend that is gone never adds to its counters again: they are folded into shard 0. The
     // DELETE locks each row it folds, so two processes compacting at once fold every row once.

@@ -139,7 +139,10 @@ export interface QueueStore {
 
   get(params: { id: string }): Promise<Job | null>;
   list(params: ListParams): Promise<Job[]>;
-  /** Job counts by queue and status; with `live`, pending and running only (the finished ones read as 0). */
+  /**
+   * Job counts by queue and status, from counters the writes keep (a few rows, whatever the table
+   * holds). `live`: the caller reads pending and running only.
+   */
   countByStatus(params: { queues?: string[]; live?: boolean }): Promise<QueueCounts[]>;
 
   /** Deletes a finished job (succeeded, failed or cancelled). Returns it, or null if it is not finished. */
@@ -165,12 +168,6 @@ export interface QueueStore {
    * number, never the backlog's. The due ones are the queue's pending count less these.
    */
   countScheduled(params: { queues: string[]; now: number }): Promise<Record<string, number>>;
-  /**
-   * Whether `countByStatus` reads counters the writes keep (a few rows, whatever the table holds:
-   * PostgreSQL), or counts finished jobs by reading them (SQLite, where a counter trigger cost a
-   * third of the throughput): a reader polling often should then cache the finished counts.
-   */
-  readonly keepsCounts: boolean;
   /**
    * Tidies the job counts the writes keep: drops counters of queues with no job left, and on a store
    * that keeps a counter per connection, folds those of connections that are gone. Returns rows removed.

@@ -5,7 +5,7 @@ import { InvalidInputError, describe } from "../core/errors.js";
 import type { LogEvent } from "../core/logger.js";
 import { parseOptions } from "../core/options.js";
 import { JOB_STATUSES } from "../queue/job.js";
-import { countsOf } from "./finished-counts.js";
+import { countsOf } from "./shared-counts.js";
 import type { ClaimHold } from "../queue/store.js";
 import { requirePeer } from "../store/peer.js";
 import type { Tickwork } from "../tickwork.js";
@@ -268,8 +268,7 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
       const now = tw.clock.now();
       const declared = tw.status().queues.map((q) => q.name);
       const [stored, scheduler, deliveries, fanouts, flows, limiters, dueSince, scheduled] = await Promise.all([
-        // PostgreSQL: counters its writes keep, read at every scrape. SQLite: finished jobs are counted
-        // by reading them, kept for a minute once that is slow (finished-counts.ts).
+        // Counters the store's writes keep, read at every scrape (shared-counts.ts).
         counted.get(),
         tw.scheduler.status(),
         Promise.all([...tw.deliveries.values()].map((d) => d.status())),

@@ -6,6 +6,7 @@ import { migrateSqlite } from "../../src/store/migrate.js";
 import { sqliteMigrations } from "../../src/store/migrations/sqlite.js";
 import { betterSqliteExecutor } from "../../src/store/better-sqlite3.js";
 import type { SqliteExecutor } from "../../src/db/sqlite-executor.js";
+import type { JobStatus } from "../../src/queue/job.js";
 
 /**
  * "No query's cost grows with the number of finished rows" (DESIGN.md), on SQLite: with 100,000
@@ -128,6 +129,18 @@ describe("SQLite: the queue's statements on an analyzed table of mostly finished
 
   it("renews a worker's leases by primary key", async () => {
     expectIndexed(await plansOf(() => store.heartbeat({ workerId: "w2/emails", ids: ["1", "2", "3"], leaseUntil: NOW + 40_000 })), ["INTEGER PRIMARY KEY"]);
+  });
+
+  it("counts jobs by queue and status from the counters the writes keep, never reading the jobs table", async () => {
+    let counted: Awaited<ReturnType<SqliteQueueStore["countByStatus"]>> = [];
+    const explained = await plansOf(async () => {
+      counted = await store.countByStatus({});
+    });
+    for (const plan of explained) expect(plan).not.toMatch(/tickwork_jobs\b/);
+    expect(explained.join("\n")).toContain("tickwork_job_counts");
+    const truth = db.prepare(`SELECT queue, status, count(*) AS n FROM tickwork_jobs GROUP BY queue, status`).all() as { queue: string; status: JobStatus; n: number }[];
+    expect(counted.flatMap((c) => Object.entries(c.counts).filter(([, n]) => n > 0).map(([status, n]) => `${c.queue}/${status}=${n}`)).sort())
+      .toEqual(truth.map((t) => `${t.queue}/${t.status}=${t.n}`).sort());
   });
 
   it("rescues lapsed leases through the lease index", async () => {

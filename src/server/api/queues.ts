@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import type { QueueFlowStatus } from "../../queue/controls.js";
 import { ApiError } from "../errors.js";
-import { countsOf } from "../finished-counts.js";
+import { countsOf } from "../shared-counts.js";
 import { name, parseBody, parseParam, parseQuery, text } from "../validation.js";
 import type { JobStatusName, PendingSplit, QueueControlResult, QueueFlowView, QueueSummary } from "./types.js";
 
@@ -30,8 +30,7 @@ export async function queueSummaries(tw: Tickwork): Promise<QueueSummary[]> {
   const declared = new Map(tw.status().queues.map((q) => [q.name, q]));
   const [stored, flows] = await Promise.all([countsOf(tw).get(), tw.queues.status(undefined, { groups: LISTED_GROUPS })]);
   const counts = new Map(stored.map((c) => [c.queue, { ...c.counts }]));
-  // A declared queue's live counts come with its flow control, read now (the counts may be kept a
-  // while on SQLite, see finished-counts.ts).
+  // A declared queue's live counts come with its flow control, read in the same moment as its limits.
   for (const f of flows) {
     const c = counts.get(f.name);
     if (c) Object.assign(c, { pending: f.pending, running: f.running });

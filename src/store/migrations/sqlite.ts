@@ -327,4 +327,51 @@ export const sqliteMigrations: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 12,
+    name: "job counts kept by the writes themselves, so counting never reads the jobs table",
+    sql: `
+      -- A queue's jobs by status, kept by triggers in the statements that insert, move and delete
+      -- jobs: a count reads one row per queue, whatever the table holds. One row per queue with a
+      -- column per status, so a job that changes status costs one UPDATE of one row (a row per
+      -- queue and status cost two statements a change, and SQLite ran no-op jobs about 10% slower).
+      CREATE TABLE tickwork_job_counts (
+        queue     TEXT    PRIMARY KEY,
+        pending   INTEGER NOT NULL DEFAULT 0,
+        running   INTEGER NOT NULL DEFAULT 0,
+        succeeded INTEGER NOT NULL DEFAULT 0,
+        failed    INTEGER NOT NULL DEFAULT 0,
+        cancelled INTEGER NOT NULL DEFAULT 0
+      ) WITHOUT ROWID;
+      INSERT INTO tickwork_job_counts (queue, pending, running, succeeded, failed, cancelled)
+        SELECT queue, sum(status = 'pending'), sum(status = 'running'), sum(status = 'succeeded'), sum(status = 'failed'), sum(status = 'cancelled')
+        FROM tickwork_jobs GROUP BY queue;
+      CREATE TRIGGER tickwork_jobs_counted_insert AFTER INSERT ON tickwork_jobs
+      BEGIN
+        INSERT INTO tickwork_job_counts (queue, pending, running, succeeded, failed, cancelled)
+        VALUES (NEW.queue, NEW.status = 'pending', NEW.status = 'running', NEW.status = 'succeeded', NEW.status = 'failed', NEW.status = 'cancelled')
+        ON CONFLICT (queue) DO UPDATE SET pending = pending + excluded.pending, running = running + excluded.running,
+          succeeded = succeeded + excluded.succeeded, failed = failed + excluded.failed, cancelled = cancelled + excluded.cancelled;
+      END;
+      -- A job never changes queue; only a change of status moves a count.
+      CREATE TRIGGER tickwork_jobs_counted_update AFTER UPDATE OF status ON tickwork_jobs WHEN OLD.status <> NEW.status
+      BEGIN
+        UPDATE tickwork_job_counts SET
+          pending = pending + (NEW.status = 'pending') - (OLD.status = 'pending'),
+          running = running + (NEW.status = 'running') - (OLD.status = 'running'),
+          succeeded = succeeded + (NEW.status = 'succeeded') - (OLD.status = 'succeeded'),
+          failed = failed + (NEW.status = 'failed') - (OLD.status = 'failed'),
+          cancelled = cancelled + (NEW.status = 'cancelled') - (OLD.status = 'cancelled')
+        WHERE queue = NEW.queue;
+      END;
+      CREATE TRIGGER tickwork_jobs_counted_delete AFTER DELETE ON tickwork_jobs
+      BEGIN
+        UPDATE tickwork_job_counts SET
+          pending = pending - (OLD.status = 'pending'), running = running - (OLD.status = 'running'),
+          succeeded = succeeded - (OLD.status = 'succeeded'), failed = failed - (OLD.status = 'failed'),
+          cancelled = cancelled - (OLD.status = 'cancelled')
+        WHERE queue = OLD.queue;
+      END;
+    `,
+  },
 ];

@@ -4,6 +4,14 @@ import type { Tickwork } from "../../../src/tickwork.js";
 import { createTickwork } from "../../../src/index.js";
 import { postgres } from "../../../src/store/postgres.js";
 import { postgresMigrations } from "../../../src/store/migrations/postgres.js";
+import { sqliteMigrations } from "../../../src/store/migrations/sqlite.js";
+import { sqlite } from "../../../src/store/sqlite.js";
+import { migrateSqlite } from "../../../src/store/migrate.js";
+import { betterSqliteExecutor } from "../../../src/store/better-sqlite3.js";
+import Database from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DATABASE_URL, allStoreCases, dropSchema, uniqueSchema, withPg } from "../../support/stores.js";
 import { engineFor } from "../../support/queue-fixtures.js";
 
@@ -28,7 +36,7 @@ async function kept(tw: Tickwork): Promise<Record<string, Record<JobStatus, numb
   return Object.fromEntries((await tw.jobs.counts()).map((c) => [c.queue, c.counts]));
 }
 
-describe.each(allStoreCases())("job counts, kept by the writes on PostgreSQL, read from the jobs on SQLite ($name)", (storeCase) => {
+describe.each(allStoreCases())("job counts, kept by the writes and read without the jobs ($name)", (storeCase) => {
   const engine = engineFor(storeCase);
 
   it("match the jobs after every kind of write: enqueue, claim, success, retry, failure, cancel, manual retry, delete, prune, flows, replace", async () => {
@@ -145,6 +153,25 @@ describe("the migration that starts the counts", () => {
     { queue: "sms", counts: { pending: 0, running: 1, succeeded: 0, failed: 0, cancelled: 1 } },
   ];
   const insert = "INSERT INTO tickwork_jobs (queue, payload, status, run_at, max_attempts, created_at) VALUES ";
+
+  it("counts the jobs a SQLite database already holds", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tickwork-counts-"));
+    try {
+      const path = join(dir, "jobs.db");
+      const db = new Database(path);
+      migrateSqlite(betterSqliteExecutor(db), sqliteMigrations.filter((m) => m.name !== COUNTS_STEP));
+      db.exec(insert + rows.map(([q, s]) => `('${q}', '{}', '${s}', 0, 5, 0)`).join(", "));
+      db.close();
+      const tw = await createTickwork({ store: sqlite(path), handleSignals: false, logLevel: "warn" });
+      try {
+        expect((await tw.jobs.counts()).sort((a, b) => a.queue.localeCompare(b.queue))).toEqual(expected);
+      } finally {
+        await tw.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it("counts the jobs a PostgreSQL schema already holds", async () => {
     const schema = uniqueSchema();
