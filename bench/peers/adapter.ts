@@ -1,6 +1,6 @@
 /**
  * The one interface every system in the side-by-side benchmark implements (`setup`, `bulkEnqueue`,
- * `runN`, `latency`, `sustained`, `teardown`), and the primitives each adapter module supplies to
+ * `runN`, `latency`, `sustained`, `producer`, `roundTrip`, `scaleOut`, `teardown`), and the primitives each adapter module supplies to
  * get it. The workloads themselves live once, in `workloads.ts`, so every system is timed by the
  * same code: an adapter only says how its system enqueues, starts workers and counts jobs.
  */
@@ -48,6 +48,12 @@ export interface Instance {
   dispose(): Promise<void>;
 }
 
+/**
+ * The system's own counts a run is settled and checked by; the in-process instances and the producers
+ * of the workloads with worker processes (round-trip.ts) count alike through the adapter modules' helpers.
+ */
+export type Counts = Pick<Instance, "unfinished" | "completed" | "failed">;
+
 export interface OpenOptions {
   concurrency: number;
   onJob: OnJob;
@@ -67,8 +73,8 @@ export interface System {
   /** A peer (graphile-worker, pg-boss, BullMQ) or tickwork itself; ratios are against the best peer. */
   peer: boolean;
   /**
-   * The worker process this system runs in the workloads with the worker in another process (round
-   * trip, producer); absent for a system the harness runs in one process only (it has no row there).
+   * The worker process this system runs in the workloads with workers in other processes (round
+   * trip, producer, scale-out); absent for a system the harness runs in one process only (it has no row there).
    */
   workerProcess?: RoundTripSystem;
   /** The settings used at a given concurrency, for the report (only what differs from the system's defaults). */
@@ -91,6 +97,17 @@ export interface RunFigures {
   startMs: number;
   /** Set when the run hit its time budget: jobs that ran in it, of `jobs`. */
   partial?: { ran: number; of: number; seconds: number };
+}
+
+/**
+ * A backlog run by several worker processes of one system together (the scale-out workload): the run
+ * figures, timed from the message that tells every process to start (`startMs`: until each said its
+ * workers run), and how the jobs spread over the processes.
+ */
+export interface ScaleFigures extends RunFigures {
+  processes: number;
+  /** Handler calls each worker process made. */
+  perProcess: number[];
 }
 
 export interface LatencyFigures {
@@ -144,5 +161,7 @@ export interface Adapter {
   producer(options: { rate: number; seconds: number; concurrency: number; drainBudgetMs: number }): Promise<ProducerFigures>;
   /** Enqueue-and-await-the-result round trips, one at a time, with the worker in another process. */
   roundTrip(samples: number, concurrency: number, budgetMs: number): Promise<LatencyFigures>;
+  /** A backlog of `jobs` enqueued first, then run by `processes` worker processes at once (systems with a `workerProcess` only). */
+  scaleOut(options: { jobs: number; processes: number; concurrency: number; budgetMs: number }): Promise<ScaleFigures>;
   teardown(instance: Instance): Promise<void>;
 }

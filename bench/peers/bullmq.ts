@@ -19,7 +19,13 @@ import { deleteKeys, packageVersion, redisConnection, uniqueName } from "./serve
 import { reportProblem } from "./workloads.js";
 
 const QUEUE = "bench";
-const UNFINISHED: JobType[] = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
+/** The states of a job not yet completed or failed. */
+export const BULLMQ_UNFINISHED: readonly JobType[] = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
+
+/** Jobs of the queue in these states, summed from BullMQ's own counts (here and in round-trip.ts). */
+export async function bullmqJobs(queue: Pick<Queue, "getJobCounts">, ...types: JobType[]): Promise<number> {
+  return Object.values(await queue.getJobCounts(...types)).reduce((a, b) => a + b, 0);
+}
 
 export function bullmqSystem(setting: Setting): System {
   const id = `BullMQ.${setting}`;
@@ -43,7 +49,6 @@ export function bullmqSystem(setting: Setting): System {
       let worker: Worker<Payload> | undefined;
       let completedEvents = 0;
       let failedEvents = 0;
-      const counts = async (...types: JobType[]) => Object.values(await queue.getJobCounts(...types)).reduce((a, b) => a + b, 0);
 
       return {
         async enqueueBatch(payloads) {
@@ -65,14 +70,14 @@ export function bullmqSystem(setting: Setting): System {
           worker.on("error", (error) => reportProblem(id, `worker error: ${error.message.slice(0, 80)}`));
           await worker.waitUntilReady();
         },
-        unfinished: () => counts(...UNFINISHED),
+        unfinished: () => bullmqJobs(queue, ...BULLMQ_UNFINISHED),
         async completed() {
           if (tuned) return completedEvents;
-          const stored = await counts("completed");
+          const stored = await bullmqJobs(queue, "completed");
           if (stored !== completedEvents) throw new Error(`BullMQ: ${completedEvents} completed events but ${stored} jobs in the completed set`);
           return stored;
         },
-        failed: async () => Math.max(failedEvents, await counts("failed")),
+        failed: async () => Math.max(failedEvents, await bullmqJobs(queue, "failed")),
         async stopWorkers() {
           const w = worker;
           worker = undefined;

@@ -13,13 +13,27 @@
  * Bulk enqueue is `addJobs` (one `add_jobs` call per batch); single enqueues are `addJob`.
  * Completed jobs are deleted, so "completed" is enqueued minus the rows left.
  */
-import { Logger, makeWorkerUtils, run, type Runner, type TaskList } from "graphile-worker";
+import { Logger, makeWorkerUtils, run, type Runner, type TaskList, type WorkerUtils } from "graphile-worker";
 import pg from "pg";
-import type { Payload, Setting, System } from "./adapter.js";
+import type { Counts, Payload, Setting, System } from "./adapter.js";
 import { DATABASE_URL, dropSchema, packageVersion, uniqueName } from "./servers.js";
 import { reportProblem } from "./workloads.js";
 
 const TASK = "noop";
+
+/**
+ * graphile-worker's own records on `schema` (here and in round-trip.ts): it deletes a job once it
+ * completes, so the rows left are the unfinished jobs and completed is what was enqueued minus them.
+ */
+export function graphileCounts(utils: WorkerUtils, schema: string, enqueued: () => number): Counts {
+  const rows = (where = "") =>
+    utils.withPgClient(async (client) => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}"._private_jobs ${where}`)).rows[0]!.n));
+  return {
+    unfinished: () => rows(),
+    completed: async () => enqueued() - (await rows()),
+    failed: () => rows("WHERE last_error IS NOT NULL"),
+  };
+}
 
 export function graphileWorkerSystem(setting: Setting): System {
   const id = `graphile-worker.${setting}`;
@@ -57,8 +71,6 @@ export function graphileWorkerSystem(setting: Setting): System {
           onJob(payload as Payload);
         },
       };
-      const count = async (where: string) =>
-        Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema}"._private_jobs ${where}`)).rows[0]!.n);
       let enqueued = 0;
       let runner: Runner | undefined;
 
@@ -83,9 +95,7 @@ export function graphileWorkerSystem(setting: Setting): System {
             ...(tuned ? { useNodeTime: true, preset: { worker: workerPreset } } : {}),
           });
         },
-        unfinished: () => count(""),
-        completed: async () => enqueued - (await count("")),
-        failed: () => count("WHERE last_error IS NOT NULL"),
+        ...graphileCounts(utils, schema, () => enqueued),
         async stopWorkers() {
           const r = runner;
           runner = undefined;

@@ -11,7 +11,8 @@
  *   --reps N                  repetitions (default 3)
  *   --systems a,b             only systems whose id contains one of these (e.g. tickwork,BullMQ.tuned)
  *   --workloads a,b           only these workloads: enqueue, enqueue.2k, enqueue.16k, run.c10, run.c50, run.c50.2k,
- *                             run.c50.16k, latency, sustained, roundtrip, producer.1k, producer.3k, producer.5k
+ *                             run.c50.16k, latency, sustained, roundtrip, producer.1k, producer.3k, producer.5k,
+ *                             scale.1, scale.2, scale.4 (every one of them by default, with --quick too)
  *   --producer-seconds N      length of each producer workload (default 20)
  *   --out DIR                 where to write peers-latest.{json,md}
  * A missed target is printed, never a failed exit; a measurement that throws becomes an error in
@@ -27,14 +28,14 @@ import type { Adapter, System } from "./adapter.js";
 import { bullmqSystem } from "./bullmq.js";
 import { graphileWorkerSystem } from "./graphile-worker.js";
 import { pgBossSystem } from "./pg-boss.js";
-import { PRODUCER, json, machineLine, markdown, payloadBytes, producerRate, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
+import { PRODUCER, SCALE, json, machineLine, markdown, payloadBytes, producerRate, scaleProcesses, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
 import { awaitsResults } from "./adapter.js";
 import { postgresInfo, redisInfo, tickworkRevision } from "./servers.js";
 import { sqliteRuntime, sqliteWriteLimit } from "./sqlite-limit.js";
 import { tickworkSystem } from "./tickwork.js";
 import { adapterFor, problems } from "./workloads.js";
 
-const WORKLOADS: readonly WorkloadId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k", "latency", "sustained", "roundtrip", ...PRODUCER];
+const WORKLOADS: readonly WorkloadId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k", "latency", "sustained", "roundtrip", ...PRODUCER, ...SCALE];
 
 function parameters(): { p: Parameters; systems: string[] | undefined; workloads: WorkloadId[]; out: string | undefined } {
   const { values } = parseArgs({
@@ -75,6 +76,12 @@ function parameters(): { p: Parameters; systems: string[] | undefined; workloads
       roundTripSamples: quick ? 100 : 1_000,
       roundTripConcurrency: 10,
       producerSeconds: number("producer-seconds", values["producer-seconds"], quick ? 3 : 20),
+      // 10 per process: the concurrency of the producer and round-trip workloads' worker process and
+      // of run.c10, so scale.1 is the same one-process worker and scale.2/.4 show what more processes
+      // add, not what more concurrency in one process adds (run.c50 shows that). It is also the pool
+      // size the three PostgreSQL systems open by default (10 connections), so 4 processes stay well
+      // inside PostgreSQL's default max_connections (100) next to the benchmark's own connections.
+      scaleConcurrency: 10,
       drainBudgetSeconds: quick ? 5 : 10,
       sqliteLimitTransactions: quick ? 5_000 : 50_000,
     },
@@ -121,11 +128,16 @@ function measureOnce(adapter: Adapter, workload: WorkloadId, p: Parameters): Pro
       return adapter.producer({ rate: producerRate(workload), seconds: p.producerSeconds, concurrency: p.roundTripConcurrency, drainBudgetMs: p.drainBudgetSeconds * 1000 });
     case "sustained":
       return adapter.sustained({ rate: p.sustainedRate, seconds: p.sustainedSeconds, concurrency: p.sustainedConcurrency, drainBudgetMs: p.drainBudgetSeconds * 1000 });
+    case "scale.1":
+    case "scale.2":
+    case "scale.4":
+      return adapter.scaleOut({ jobs: p.jobs, processes: scaleProcesses(workload), concurrency: p.scaleConcurrency, budgetMs: p.runBudgetSeconds * 1000 });
   }
 }
 
 function headline(workload: WorkloadId, f: FiguresByWorkload[WorkloadId]): string {
   if ("partial" in f && f.partial) return `${fmt(f.jobsPerSec)} jobs/s (partial: ${f.partial.ran} of ${f.partial.of})`;
+  if ("perProcess" in f) return `${fmt(f.jobsPerSec)} jobs/s, start ${fmt(f.startMs)} ms, jobs per process ${f.perProcess.join(" / ")}`;
   if ("callP50" in f) return `p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms, ${fmt(f.enqueueRate)} enqueued/s, call p50 ${fmt(f.callP50)} ms${f.keptUp ? "" : ", fell behind"}`;
   if ((workload === "latency" || workload === "roundtrip") && "p99" in f && "samples" in f) return `p50 ${fmt(f.p50)} ms, p99 ${fmt(f.p99)} ms (${f.samples} samples)`;
   if ("keptUp" in f) return `${fmt(f.startRate)} started/s, backlog ${Math.round(f.backlogAtEnd)} at end, p99 ${fmt(f.p99)} ms${f.keptUp ? "" : ", fell behind"}`;
@@ -168,8 +180,9 @@ async function main(): Promise<void> {
    * The workloads across processes run only systems with a worker process of their own here (see
    * System.workerProcess), the round trip only those whose producer can await a result.
    */
+  const acrossProcesses = (w: WorkloadId) => w.startsWith("producer.") || w.startsWith("scale.");
   const runs = (w: WorkloadId, system: System) =>
-    w === "roundtrip" ? system.workerProcess !== undefined && awaitsResults(system.workerProcess) : w.startsWith("producer.") ? system.workerProcess !== undefined : true;
+    w === "roundtrip" ? system.workerProcess !== undefined && awaitsResults(system.workerProcess) : acrossProcesses(w) ? system.workerProcess !== undefined : true;
   const measured = (w: WorkloadId) => adapters.filter((a) => runs(w, a.system)).length;
   const total = workloads.reduce((n, w) => n + measured(w) * p.repetitions, 0);
   let done = 0;

@@ -19,12 +19,23 @@
  * Bulk enqueue is `insert(name, [...])`; single enqueues are `send()`.
  */
 import { PgBoss } from "pg-boss";
-import type { Payload, Setting, System } from "./adapter.js";
+import type { Counts, Payload, Setting, System } from "./adapter.js";
 import { DATABASE_URL, dropSchema, packageVersion, uniqueName } from "./servers.js";
 import { reportProblem } from "./workloads.js";
 
 const QUEUE = "bench";
 export const PGBOSS_TUNED = { pollingIntervalSeconds: 0.5, batchSize: 1000 };
+
+/** pg-boss's own records of `queue`'s jobs by state, on a started instance (here and in round-trip.ts). */
+export function pgBossCounts(boss: PgBoss, schema: string, queue: string): Counts {
+  const count = async (where: string) =>
+    Number((await boss.getDb().executeSql(`SELECT count(*) AS n FROM "${schema}".job WHERE name = $1 AND ${where}`, [queue])).rows[0].n);
+  return {
+    unfinished: () => count("state IN ('created', 'retry', 'active')"),
+    completed: () => count("state = 'completed'"),
+    failed: () => count("(state = 'failed' OR retry_count > 0)"),
+  };
+}
 
 export function pgBossSystem(setting: Setting): System {
   const id = `pg-boss.${setting}`;
@@ -53,10 +64,6 @@ export function pgBossSystem(setting: Setting): System {
         await dropSchema(schema);
         throw error;
       }
-      const db = boss.getDb();
-      const count = async (where: string) =>
-        Number((await db.executeSql(`SELECT count(*) AS n FROM "${schema}".job WHERE name = $1 AND ${where}`, [QUEUE])).rows[0].n);
-
       return {
         async enqueueBatch(payloads) {
           await boss.insert(QUEUE, payloads.map((data) => ({ data })));
@@ -69,9 +76,7 @@ export function pgBossSystem(setting: Setting): System {
             for (const job of jobs) onJob(job.data);
           });
         },
-        unfinished: () => count("state IN ('created', 'retry', 'active')"),
-        completed: () => count("state = 'completed'"),
-        failed: () => count("(state = 'failed' OR retry_count > 0)"),
+        ...pgBossCounts(boss, schema, QUEUE),
         async stopWorkers() {
           await boss.offWork(QUEUE);
         },

@@ -4,15 +4,23 @@
  */
 import { fmt, markdownTable, quantile, summarise, textTable, type MachineInfo, type Summary } from "../support.js";
 import { awaitsResults } from "./adapter.js";
-import type { EnqueueFigures, LatencyFigures, ProducerFigures, RunFigures, SustainedFigures, System } from "./adapter.js";
+import type { EnqueueFigures, LatencyFigures, ProducerFigures, RunFigures, ScaleFigures, SustainedFigures, System } from "./adapter.js";
 
-export type WorkloadId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k" | "latency" | "sustained" | "roundtrip" | ProducerId;
+export type WorkloadId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k" | "latency" | "sustained" | "roundtrip" | ProducerId | ScaleId;
 type ProducerId = "producer.1k" | "producer.3k" | "producer.5k";
 export const PRODUCER: readonly ProducerId[] = ["producer.1k", "producer.3k", "producer.5k"];
+type ScaleId = "scale.1" | "scale.2" | "scale.4";
+/** The scale-out workloads, the one-process baseline first (the others' ratios are to it). */
+export const SCALE: readonly ScaleId[] = ["scale.1", "scale.2", "scale.4"];
 
 /** The enqueue rate (jobs/s) of a producer workload. */
 export function producerRate(id: ProducerId): number {
   return Number(id.slice("producer.".length, -1)) * 1_000;
+}
+
+/** The worker processes of a scale-out workload. */
+export function scaleProcesses(id: ScaleId): number {
+  return Number(id.slice("scale.".length));
 }
 type ThroughputId = "enqueue" | "enqueue.2k" | "enqueue.16k" | "run.c10" | "run.c50" | "run.c50.2k" | "run.c50.16k";
 const THROUGHPUT: readonly ThroughputId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k"];
@@ -36,6 +44,9 @@ export interface FiguresByWorkload {
   "producer.1k": ProducerFigures;
   "producer.3k": ProducerFigures;
   "producer.5k": ProducerFigures;
+  "scale.1": ScaleFigures;
+  "scale.2": ScaleFigures;
+  "scale.4": ScaleFigures;
 }
 
 /** One system's repetitions of one workload: the figures of those that worked, the errors of the rest. */
@@ -62,6 +73,8 @@ export interface Parameters {
   roundTripConcurrency: number;
   /** Seconds each producer workload (producer.1k, .3k, .5k) enqueues for; workers at roundTripConcurrency. */
   producerSeconds: number;
+  /** Concurrency of each worker process in the scale-out workloads (scale.1, .2, .4; `jobs` jobs each). */
+  scaleConcurrency: number;
   drainBudgetSeconds: number;
   sqliteLimitTransactions: number;
 }
@@ -122,7 +135,8 @@ const ratio = (value: number | undefined, best: number | undefined) => (value ==
 // ---- tables ------------------------------------------------------------------------------------
 
 interface Table {
-  id: WorkloadId;
+  /** The workload, or "scale" for the one table of the scale-out workloads. */
+  id: WorkloadId | "scale";
   title: string;
   note: string;
   header: string[];
@@ -301,6 +315,53 @@ function producerTable(report: Report, id: ProducerId): Table {
   };
 }
 
+/** The share of a scale-out run's jobs its busiest worker process ran (1 / processes when they spread evenly). */
+const busiestShare = (f: ScaleFigures) => Math.max(...f.perProcess) / Math.max(1, f.perProcess.reduce((a, b) => a + b, 0));
+
+function scaleTable(report: Report): Table {
+  const p = report.parameters;
+  const median = (id: ScaleId, system: System) => summary(report.results[id][system.id], (f) => f.jobsPerSec)?.median;
+  const processes = (id: ScaleId) => `${scaleProcesses(id)} process${scaleProcesses(id) === 1 ? "" : "es"}`;
+  const rows = report.systems
+    .filter((system) => system.workerProcess)
+    .map((system) => {
+      const base = median("scale.1", system);
+      const figures: string[] = [];
+      const notes: string[] = [];
+      const busiest: string[] = [];
+      for (const id of SCALE) {
+        const cell = report.results[id][system.id];
+        const s = summary(cell, (f) => f.jobsPerSec);
+        figures.push(range(s));
+        if (id !== "scale.1") figures.push(ratio(s?.median, base));
+        const partial = cell?.values.find((f) => f.partial)?.partial;
+        if (partial) notes.push(`${processes(id)} did not finish: ${int(partial.ran)} of ${int(partial.of)} jobs ran in ${partial.seconds.toFixed(0)} s (rate over those)`);
+        const err = errorNote(cell);
+        if (err) notes.push(`${processes(id)}: ${err}`);
+        const share = summary(cell, busiestShare);
+        if (id !== "scale.1" && share) busiest.push(`${(share.median * 100).toFixed(0)}% at ${scaleProcesses(id)}`);
+      }
+      // How evenly the backlog spread: where one process takes most of it (a large claim batch), more processes cannot help.
+      if (busiest.length) notes.unshift(`busiest process's share: ${busiest.join(", ")}`);
+      return [rowName(system), system.backend, system.setting, ...figures, notes.join("; ")];
+    });
+  const header = ["System", "Backend", "Setting", ...SCALE.flatMap((id) => (id === "scale.1" ? [`${processes(id)}, jobs/s`] : [`${processes(id)}, jobs/s`, `${scaleProcesses(id)} vs 1`]))];
+  return {
+    id: "scale",
+    title: `Scale-out: ${fmt(p.jobs)} no-op jobs run by ${SCALE.map(scaleProcesses).join(", ")} worker processes together`,
+    note:
+      `The benchmark's process enqueues the backlog first through the system's bulk API (${fmt(p.enqueueBatch)} jobs per call, not timed); then 1, 2 or 4 worker processes of the system (each a child process of its own, concurrency ${p.scaleConcurrency} each) run it on the one PostgreSQL database or Redis. ` +
+      `Every process has its worker configured beforehand; the time runs from the messages that tell them all to start (each system's start call is inside it) to the last job the system recorded completed (tickwork: succeeded; graphile-worker: row deleted; pg-boss: state completed; BullMQ: moved to completed), polled once every process said its handler calls covered the backlog. ` +
+      `"K vs 1" is the median at K processes over the median at 1 process of the same system (2.00x at 2 processes, 4.00x at 4 would be linear growth). ` +
+      `The worker processes, the benchmark's process and the servers share this machine's ${report.machine.cores} cores, so the growth is bounded by them: it says how a system spreads its work over processes here, not what more machines would add. ` +
+      `"busiest process's share" (in the notes) is the median share of the backlog the busiest process ran (50% at 2 and 25% at 4 would be an even spread). Each run checks that the processes ran every job exactly once between them (the job numbers each reported over IPC) and that the system recorded every job completed and none failed; a run that does not finish within ${p.runBudgetSeconds} s reports the rate of the jobs that ran. ` +
+      `Systems: those with a worker process in this harness, as in the producer workloads: tickwork on PostgreSQL, BullMQ and graphile-worker at their defaults, pg-boss tuned (0.5 s polls, batches of 1,000; at its defaults, one job per 2 s poll per loop, it would measure its poll interval).`,
+    header: [...header, "Note"],
+    rows,
+    numeric: header.map((_, i) => i).filter((i) => i >= 3),
+  };
+}
+
 export function tables(report: Report): Table[] {
   const out: Table[] = [];
   for (const id of THROUGHPUT) if (Object.keys(report.results[id]).length) out.push(throughputTable(report, id));
@@ -308,6 +369,7 @@ export function tables(report: Report): Table[] {
   if (Object.keys(report.results.sustained).length) out.push(sustainedTable(report));
   if (Object.keys(report.results.roundtrip).length) out.push(roundTripTable(report));
   for (const id of PRODUCER) if (Object.keys(report.results[id]).length) out.push(producerTable(report, id));
+  if (SCALE.some((id) => Object.keys(report.results[id]).length)) out.push(scaleTable(report));
   return out;
 }
 

@@ -6,12 +6,14 @@
  *    the last job the system recorded completed (and, for reference, to the last handler call);
  * 3. latency: single jobs on an idle worker, one at a time, enqueue call to handler start;
  * 4. sustained: a producer at a fixed rate of single enqueues while the workers run them;
- * 5. round trip: a producer awaits each job's result, computed by a worker in another process.
+ * 5. round trip: a producer awaits each job's result, computed by a worker in another process;
+ * 6. producer: a producer at a fixed rate, with the worker in another process;
+ * 7. scale-out: N jobs enqueued first, then run by 1, 2 or 4 worker processes started at once.
  * Every measurement opens a fresh namespace and removes it after, even when it throws.
  */
 import { deferred, now, payloadBody, quantile, sleep } from "../support.js";
-import { openRoundTrip, wallClock } from "./round-trip.js";
-import type { Adapter, Instance, LatencyFigures, OpenOptions, Payload, RunFigures, SustainedFigures, System } from "./adapter.js";
+import { openRoundTrip, openScaleOut, wallClock, type WorkerReport } from "./round-trip.js";
+import type { Adapter, Counts, Instance, LatencyFigures, OpenOptions, Payload, RunFigures, ScaleFigures, SustainedFigures, System } from "./adapter.js";
 
 /** Warnings and errors the systems reported, by "system: what", so a figure that hid one is not taken as clean. */
 export const problems = new Map<string, number>();
@@ -31,13 +33,19 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   }
 }
 
-/** Polls `check` every millisecond until it holds; throws after `ms`. */
-async function until(what: string, ms: number, check: () => Promise<boolean> | boolean): Promise<void> {
+/** Polls `check` every `everyMs` until it holds (true) or `ms` have passed (false). */
+async function holdsWithin(ms: number, check: () => Promise<boolean> | boolean, everyMs = 1): Promise<boolean> {
   const deadline = now() + ms;
   while (!(await check())) {
-    if (now() > deadline) throw new Error(`${what} did not happen within ${ms / 1000} s`);
-    await sleep(1);
+    if (now() > deadline) return false;
+    await sleep(everyMs);
   }
+  return true;
+}
+
+/** Polls `check` every millisecond until it holds; throws after `ms`. */
+async function until(what: string, ms: number, check: () => Promise<boolean> | boolean): Promise<void> {
+  if (!(await holdsWithin(ms, check))) throw new Error(`${what} did not happen within ${ms / 1000} s`);
 }
 
 function payloads(from: number, count: number, bytes: number): Payload[] {
@@ -45,9 +53,48 @@ function payloads(from: number, count: number, bytes: number): Payload[] {
   return Array.from({ length: count }, (_, i) => (body === undefined ? { n: from + i, t: 0 } : { n: from + i, t: 0, body }));
 }
 
-async function enqueueAll(instance: Instance, jobs: number, batch: number, bytes: number): Promise<void> {
-  for (let i = 0; i < jobs; i += batch) await instance.enqueueBatch(payloads(i, Math.min(batch, jobs - i), bytes));
+async function enqueueAll(target: Pick<Instance, "enqueueBatch">, jobs: number, batch: number, bytes: number): Promise<void> {
+  for (let i = 0; i < jobs; i += batch) await target.enqueueBatch(payloads(i, Math.min(batch, jobs - i), bytes));
 }
+
+/**
+ * The end of a run whose handler calls all happened: waits until the system records no job unfinished
+ * (the run's time stops there; returned as now()), then, after a pause in which a job run twice would
+ * show up, checks that the handler ran once per job, and that the system recorded every job completed
+ * and none failed.
+ */
+async function settle(counts: Counts, jobs: number, handlerCalls: () => number | Promise<number>): Promise<number> {
+  await until(`the last of ${jobs} jobs to be recorded completed`, 60_000, async () => (await counts.unfinished()) === 0);
+  const tSettled = now();
+  await sleep(20); // a job run twice would show up here
+  const calls = await handlerCalls();
+  const [completed, failed] = [await counts.completed(), await counts.failed()];
+  if (calls !== jobs) throw new Error(`the handler ran ${calls} times for ${jobs} jobs`);
+  if (completed !== jobs) throw new Error(`expected ${jobs} completed jobs, the system recorded ${completed}`);
+  if (failed !== 0) throw new Error(`${failed} failed attempts recorded for no-op jobs`);
+  return tSettled;
+}
+
+/**
+ * The handler calls of several worker processes, checked job by job: each job number one of the
+ * `jobs` enqueued (0 to jobs - 1) and run by one process at most once. Returns how many calls they
+ * made, for settle's count (which catches a job that never ran).
+ */
+function ranAtMostOnce(reports: WorkerReport[], jobs: number): number {
+  const seen = new Uint8Array(jobs);
+  let calls = 0;
+  for (const { ran } of reports) {
+    for (const n of ran) {
+      calls++;
+      if (!Number.isInteger(n) || n < 0 || n >= jobs) throw new Error(`a worker process ran job ${n}, not one of the ${jobs} enqueued`);
+      if (seen[n] === 1) throw new Error(`job ${n} ran more than once`);
+      seen[n] = 1;
+    }
+  }
+  return calls;
+}
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
 const LATENCY_WARMUP = { samples: 20, ms: 2_000 };
 /** Enqueue calls a sustained producer may have outstanding; past it, the producer is behind and says so. */
@@ -111,6 +158,12 @@ async function produceAtRate(rate: number, seconds: number, enqueue: (n: number)
   await until("the producer's last enqueue calls to return", 60_000, () => inFlight === 0);
   if (enqueueError) throw enqueueError;
   return { offered, issued, acked, ackedInWindow, callMs, tEnd };
+}
+
+/** The figures of a run that hit its time budget: the rate of the `ran` jobs that ran in `elapsedMs`. */
+function partialRun(ran: number, jobs: number, elapsedMs: number): Omit<RunFigures, "startMs"> {
+  const rate = (ran / elapsedMs) * 1000;
+  return { jobsPerSec: rate, toLastHandler: rate, partial: { ran, of: jobs, seconds: elapsedMs / 1000 } };
 }
 
 /** The figures of a sustained producer's run, from what it did and what the workers started. */
@@ -196,17 +249,9 @@ export function adapterFor(system: System): Adapter {
         if (!(await settlesWithin(last.promise, budgetMs - startMs))) {
           // Too slow to finish in the budget (pg-boss at its defaults polls once per 2 s per worker):
           // the rate is what ran in the budget, and the row says it is partial.
-          const elapsed = now() - t0;
-          const ran = calls;
-          return { jobsPerSec: (ran / elapsed) * 1000, toLastHandler: (ran / elapsed) * 1000, startMs, partial: { ran, of: jobs, seconds: elapsed / 1000 } };
+          return { ...partialRun(calls, jobs, now() - t0), startMs };
         }
-        await until(`the last of ${jobs} jobs to be recorded completed`, 60_000, async () => (await instance.unfinished()) === 0);
-        const tSettled = now();
-        await sleep(20); // a job run twice would show up here
-        const [completed, failed] = [await instance.completed(), await instance.failed()];
-        if (calls !== jobs) throw new Error(`the handler ran ${calls} times for ${jobs} jobs`);
-        if (completed !== jobs) throw new Error(`expected ${jobs} completed jobs, the system recorded ${completed}`);
-        if (failed !== 0) throw new Error(`${failed} failed attempts recorded for no-op jobs`);
+        const tSettled = await settle(instance, jobs, () => calls);
         return { jobsPerSec: (jobs / (tSettled - t0)) * 1000, toLastHandler: (jobs / (tLast - t0)) * 1000, startMs };
       });
     },
@@ -285,6 +330,39 @@ export function adapterFor(system: System): Adapter {
         };
       } finally {
         await trip.close();
+      }
+    },
+
+    async scaleOut({ jobs, processes, concurrency, budgetMs }): Promise<ScaleFigures> {
+      if (!system.workerProcess) throw new Error(`${system.id} has no worker process of its own in this harness`);
+      const scale = await openScaleOut(system.workerProcess, processes, concurrency);
+      try {
+        await enqueueAll(scale, jobs, 1_000, 0);
+        const waiting = await scale.unfinished();
+        if (waiting !== jobs) throw new Error(`expected ${jobs} waiting jobs before the workers start, found ${waiting}`);
+        // Every process has its worker configured and idle; the time runs from the messages that start
+        // them all (each system's start call is inside it, as in runN).
+        const [t0, wall0] = [now(), wallClock()];
+        await scale.start();
+        const startMs = now() - t0;
+        // The processes say their handler calls every 20 ms at most: a local count, polled every 5 ms
+        // (no query competes with the workers for the CPU until every job ran).
+        if (!(await holdsWithin(budgetMs - startMs, () => sum(scale.calls()) >= jobs, 5))) {
+          const perProcess = scale.calls();
+          return { ...partialRun(sum(perProcess), jobs, now() - t0), startMs, processes, perProcess };
+        }
+        // Asked once the system settled, after settle's pause: every call the processes made by then.
+        let reports: WorkerReport[] = [];
+        const handlerCalls = async () => {
+          reports = await scale.reports();
+          return ranAtMostOnce(reports, jobs);
+        };
+        const tSettled = await settle(scale, jobs, handlerCalls);
+        // Each process's last handler call, on the machine's wall clock.
+        const tLast = Math.max(...reports.map((r) => r.lastCall));
+        return { jobsPerSec: (jobs / (tSettled - t0)) * 1000, toLastHandler: (jobs / (tLast - wall0)) * 1000, startMs, processes, perProcess: reports.map((r) => r.ran.length) };
+      } finally {
+        await scale.close();
       }
     },
 
