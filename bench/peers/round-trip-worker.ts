@@ -38,7 +38,9 @@ let lastCall = 0;
 let telling: ReturnType<typeof setTimeout> | undefined;
 function tell(): void {
   telling = undefined;
-  process.send?.({ started: latencies.length, calls: ran.length });
+  // The parent may have closed the channel (it stopped, or was killed): a send then fails with EPIPE,
+  // which unhandled would crash this process with a trace over the parent's output.
+  if (process.connected) process.send?.({ started: latencies.length, calls: ran.length }, undefined, {}, () => {});
 }
 function run(payload: RoundTripPayload): RoundTripPayload {
   lastCall = wallClock();

@@ -11,16 +11,16 @@
 export const INLINE_PAYLOAD_MAX = 512;
 
 /** The job row's payload column when the payload is in `tickwork_job_payloads`: never a JSON text. */
-export const OUT_OF_LINE = "";
-
-/** What a new SQLite job row's payload column holds for `payload` (JSON text). */
-export function inlinePayload(payload: string): string {
-  return payload.length > INLINE_PAYLOAD_MAX ? OUT_OF_LINE : payload;
-}
+const OUT_OF_LINE = "";
 
 /** Whether `payload` goes to `tickwork_job_payloads` on SQLite. */
 export function isLongPayload(payload: string): boolean {
   return payload.length > INLINE_PAYLOAD_MAX;
+}
+
+/** What a new SQLite job row's payload column holds for `payload` (JSON text). */
+export function inlinePayload(payload: string): string {
+  return isLongPayload(payload) ? OUT_OF_LINE : payload;
 }
 
 /** Writes (or replaces) the out-of-line payload of job `id` (SQLite, `?` or `$n` placeholders as `dollar` says). */
@@ -29,12 +29,19 @@ export function storePayloadSql(dollar: boolean): string {
 }
 
 /**
- * The extra column a SQLite read of whole job rows adds: the out-of-line payload as `stored_payload`,
- * looked up only for a row whose own column says it is elsewhere. `table` is how the statement names
- * the jobs table (an alias, or `tickwork_jobs`).
+ * A SQLite expression for the payload of the job row `table` names (an alias, or `tickwork_jobs`):
+ * `inline` where the row holds it, the out-of-line one (looked up by primary key) where it does not.
  */
-export function storedPayloadColumn(table = "tickwork_jobs"): string {
-  return `CASE WHEN ${table}.payload = '${OUT_OF_LINE}' THEN (SELECT stored.payload FROM tickwork_job_payloads stored WHERE stored.id = ${table}.id) END AS stored_payload`;
+export function payloadExpression(table: string, inline: string): string {
+  return `CASE WHEN ${table}.payload = '${OUT_OF_LINE}' THEN (SELECT stored.payload FROM tickwork_job_payloads stored WHERE stored.id = ${table}.id) ELSE ${inline} END`;
+}
+
+/**
+ * The extra column a SQLite read of whole job rows adds: the out-of-line payload as `stored_payload`,
+ * null for a row that holds its own.
+ */
+function storedPayloadColumn(table: string): string {
+  return `${payloadExpression(table, "NULL")} AS stored_payload`;
 }
 
 /**

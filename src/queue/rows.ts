@@ -1,6 +1,6 @@
 import type { ChildResult, Job, JobAttempt, JobStatus } from "./job.js";
 import type { JobFields } from "./store.js";
-import { OUT_OF_LINE } from "./payloads.js";
+import { payloadExpression } from "./payloads.js";
 
 /** A `tickwork_jobs` row as either dialect returns it (PostgreSQL bigints arrive as strings). */
 export interface JobRow {
@@ -50,7 +50,7 @@ export interface JobRow {
 export function claimedColumns(dialect: "sqlite" | "postgres", prefix = ""): string {
   const c = (name: string) => `${prefix}${name}`;
   // On SQLite the payload column itself brings a payload kept out of the row: no column more per job.
-  const payload = dialect === "sqlite" ? `CASE WHEN ${c("payload")} = '${OUT_OF_LINE}' THEN (SELECT stored.payload FROM tickwork_job_payloads stored WHERE stored.id = ${prefix ? c("id") : "tickwork_jobs.id"}) ELSE ${c("payload")} END AS payload` : c("payload");
+  const payload = dialect === "sqlite" ? `${payloadExpression(prefix ? prefix.slice(0, -1) : "tickwork_jobs", c("payload"))} AS payload` : c("payload");
   const plain = ["id", "queue", "key", "group_key", "status", "priority", "run_at", "attempts", "max_attempts", "last_error", "created_at", "started_at", "finished_at"];
   const array = dialect === "sqlite" ? `json_array(${c("snoozes")}, json(${c("history")}), ${c("parent_id")}, ${c("children_total")}, ${c("children_waiting")}, ${c("children_failed")}, ${c("trace_context")})`
     : `json_build_array(${c("snoozes")}, ${c("history")}, ${c("parent_id")}, ${c("children_total")}, ${c("children_waiting")}, ${c("children_failed")}, ${c("trace_context")})`;
