@@ -7,8 +7,7 @@ import { postgresMigrations } from "../../../src/store/migrations/postgres.js";
 import { sqliteMigrations } from "../../../src/store/migrations/sqlite.js";
 import { sqlite } from "../../../src/store/sqlite.js";
 import { migrateSqlite } from "../../../src/store/migrate.js";
-import { betterSqliteExecutor } from "../../../src/store/better-sqlite3.js";
-import Database from "better-sqlite3";
+import { openSqlite } from "../../../src/store/sqlite-driver.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -158,9 +157,10 @@ describe("the migration that starts the counts", () => {
     const dir = mkdtempSync(join(tmpdir(), "tickwork-counts-"));
     try {
       const path = join(dir, "jobs.db");
-      const db = new Database(path);
-      migrateSqlite(betterSqliteExecutor(db), sqliteMigrations.filter((m) => m.name !== COUNTS_STEP));
-      db.exec(insert + rows.map(([q, s]) => `('${q}', '{}', '${s}', 0, 5, 0)`).join(", "));
+      // The driver `sqlite()` opens in this runtime (node:sqlite on Node 22 and later): this suite runs there too.
+      const db = openSqlite(path);
+      migrateSqlite(db.executor, sqliteMigrations.filter((m) => m.name !== COUNTS_STEP));
+      db.executor.exec(insert + rows.map(([q, s]) => `('${q}', '{}', '${s}', 0, 5, 0)`).join(", "));
       db.close();
       const tw = await createTickwork({ store: sqlite(path), handleSignals: false, logLevel: "warn" });
       try {
