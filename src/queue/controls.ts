@@ -80,7 +80,7 @@ export class QueueControls {
     const names = queue !== undefined ? [queue] : this.deps.names();
     const { store } = this.deps;
     const now = this.deps.now();
-    const [pauses, counts] = await Promise.all([store.pauses({ queues: names }), store.countByStatus({ queues: names, live: true })]);
+    const [pauses, counts] = await Promise.all([store.pauses({ queues: names }), store.countByStatus({ queues: names })]);
     const specs = new Map<string, BucketSpec>();
     for (const name of names) for (const spec of this.deps.config(name)?.limits?.buckets ?? []) specs.set(spec.bucket, spec);
     const states = await store.bucketStates({ buckets: [...specs.keys()] });

@@ -2,7 +2,7 @@ import type { SqlDb, SqlStatement, SqlTx } from "../db/sql-db.js";
 import type { FlowDialect } from "./flow-sql.js";
 import type { Job } from "./job.js";
 import { toJob, type JobRow } from "./rows.js";
-import { inlinePayload, isLongPayload, jobColumns, storePayloadSql } from "./payloads.js";
+import { inlinePayload, jobColumns, payloadWrite } from "./payloads.js";
 import type { InsertResult, NewJobRow } from "./store.js";
 
 /**
@@ -61,10 +61,10 @@ export class KeyedSql {
       if (updated) {
         if (!this.d.postgres) {
           // The new payload replaces the job's out-of-line one, or, kept in the row now, leaves none behind.
-          const long = isLongPayload(p.row.payload);
-          if (long) yield* tx.query(storePayloadSql(true), [Number(updated.id), p.row.payload]);
+          const write = payloadWrite(updated.id, p.row.payload);
+          if (write) yield* tx.query(write.sql, write.params);
           else yield* tx.query(`DELETE FROM tickwork_job_payloads WHERE id = $1`, [Number(updated.id)]);
-          updated.stored_payload = long ? p.row.payload : null;
+          updated.stored_payload = write ? p.row.payload : null;
         }
         return { id: String(updated.id), duplicate: true, existing: this.job(updated) };
       }
@@ -109,7 +109,8 @@ export class KeyedSql {
       queue, this.d.postgres ? row.payload : inlinePayload(row.payload), row.key, row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, row.group ?? null, now, row.waited ? 1 : 0,
       ...(traced ? [row.traceContext] : []),
     ]);
-    if (inserted && !this.d.postgres && isLongPayload(row.payload)) yield* tx.query(storePayloadSql(true), [Number(inserted.id), row.payload]);
+    const write = inserted && !this.d.postgres ? payloadWrite(inserted.id, row.payload) : undefined;
+    if (write) yield* tx.query(write.sql, write.params);
     return inserted;
   }
 

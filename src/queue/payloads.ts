@@ -14,7 +14,7 @@ export const INLINE_PAYLOAD_MAX = 512;
 const OUT_OF_LINE = "";
 
 /** Whether `payload` goes to `tickwork_job_payloads` on SQLite. */
-export function isLongPayload(payload: string): boolean {
+function isLongPayload(payload: string): boolean {
   return payload.length > INLINE_PAYLOAD_MAX;
 }
 
@@ -23,9 +23,15 @@ export function inlinePayload(payload: string): string {
   return isLongPayload(payload) ? OUT_OF_LINE : payload;
 }
 
-/** Writes (or replaces) the out-of-line payload of job `id` (SQLite, `?` or `$n` placeholders as `dollar` says). */
-export function storePayloadSql(dollar: boolean): string {
-  return `INSERT INTO tickwork_job_payloads (id, payload) VALUES (${dollar ? "$1, $2" : "?, ?"}) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload`;
+/** Writes (or replaces) the out-of-line payload of a job: `$1` its id, `$2` the payload. */
+const STORE_PAYLOAD = `INSERT INTO tickwork_job_payloads (id, payload) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET payload = excluded.payload`;
+
+/**
+ * The statement that puts the payload of the job row just written (`id`) beside it, or undefined when
+ * the row holds it. Every SQLite write of a job's payload runs what this returns, in its transaction.
+ */
+export function payloadWrite(id: number | string, payload: string): { sql: string; params: [number, string] } | undefined {
+  return isLongPayload(payload) ? { sql: STORE_PAYLOAD, params: [Number(id), payload] } : undefined;
 }
 
 /**

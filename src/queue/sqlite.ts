@@ -8,14 +8,13 @@ import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCo
 import { endedChild, propagate, type EndedChild } from "./flow-tree.js";
 import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "./job.js";
-import { inlinePayload, isLongPayload, jobColumns, storePayloadSql } from "./payloads.js";
+import { inlinePayload, jobColumns, payloadWrite } from "./payloads.js";
 
 const LIVE = "status IN ('pending', 'running')";
 const CLAIMED = claimedColumns("sqlite");
 /** A whole job row, its payload wherever it is kept (see queue/payloads.ts). */
 const JOB = jobColumns(false);
 const RETURNED_JOB = jobColumns(false, { returning: true });
-const STORE_PAYLOAD = storePayloadSql(false);
 
 const insertRow = (traced: boolean) =>
   `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, created_at, attempts, worker_id, lease_until, started_at, waited${traced ? ", trace_context" : ""})
@@ -112,10 +111,16 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
            node.parent < 0 ? null : ids[node.parent]!, node.children, node.children, node.childFailure, ...(traced ? [node.traceContext!] : [])],
         );
         ids.push(row!.id);
-        if (isLongPayload(node.payload)) this.db.run(STORE_PAYLOAD, [row!.id, node.payload]);
+        this.storePayload(row!.id, node.payload);
       }
       return ids.map(String);
     });
+  }
+
+  /** Puts a long payload of the job row just inserted beside it (inside the caller's transaction). */
+  private storePayload(id: number, payload: string): void {
+    const write = payloadWrite(id, payload);
+    if (write) this.dollar(write.sql, write.params);
   }
 
   async childResults({ id }: { id: string }) {
@@ -137,7 +142,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
            claim ? 1 : 0, claim?.workerId ?? null, claim?.leaseUntil ?? null, claim ? now : null, row.waited ? 1 : 0, ...(traced ? [row.traceContext!] : [])],
         )[0];
         if (inserted) {
-          if (isLongPayload(row.payload)) this.db.run(STORE_PAYLOAD, [inserted.id, row.payload]);
+          this.storePayload(inserted.id, row.payload);
           return { id: String(inserted.id), duplicate: false };
         }
         const holder = this.db.all<JobRow>(`SELECT ${JOB} FROM tickwork_jobs WHERE queue = ? AND key = ? AND ${LIVE}`, [queue, row.key])[0];

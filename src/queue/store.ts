@@ -141,9 +141,9 @@ export interface QueueStore {
   list(params: ListParams): Promise<Job[]>;
   /**
    * Job counts by queue and status, from counters the writes keep (a few rows, whatever the table
-   * holds). `live`: the caller reads pending and running only.
+   * holds).
    */
-  countByStatus(params: { queues?: string[]; live?: boolean }): Promise<QueueCounts[]>;
+  countByStatus(params: { queues?: string[] }): Promise<QueueCounts[]>;
 
   /** Deletes a finished job (succeeded, failed or cancelled). Returns it, or null if it is not finished. */
   deleteFinished(params: { id: string }): Promise<Job | null>;
