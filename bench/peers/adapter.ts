@@ -21,8 +21,11 @@ export interface Payload {
   body?: unknown;
 }
 
-/** Called by a system's no-op handler, first thing, with the job's payload. */
-export type OnJob = (payload: Payload) => void;
+/**
+ * Called by a system's handler, first thing, with the job's payload; the handler returns what it
+ * returns (a promise when the workload's handlers wait, as for I/O; nothing for a no-op).
+ */
+export type OnJob = (payload: Payload) => void | Promise<void>;
 
 export type Setting = "defaults" | "tuned";
 
@@ -154,7 +157,8 @@ export interface Adapter {
   setup(options: OpenOptions): Promise<Instance>;
   /** `bytes`: each payload's size as JSON (0: just the number and time). */
   bulkEnqueue(jobs: number, batch: number, bytes?: number): Promise<EnqueueFigures>;
-  runN(jobs: number, concurrency: number, budgetMs: number, bytes?: number): Promise<RunFigures>;
+  /** `bytes`: payload size (0: a number and a time); `handlerMs`: how long each handler awaits a timer (0: a no-op). */
+  runN(jobs: number, concurrency: number, budgetMs: number, options?: { bytes?: number; handlerMs?: number }): Promise<RunFigures>;
   latency(samples: number, budgetMs: number): Promise<LatencyFigures>;
   sustained(options: { rate: number; seconds: number; concurrency: number; drainBudgetMs: number }): Promise<SustainedFigures>;
   /** The same producer, with the worker in a child process of its own (systems with a `workerProcess` only). */

@@ -61,7 +61,7 @@ export function bullmqSystem(setting: Setting): System {
           worker = new Worker<Payload>(
             QUEUE,
             async (job) => {
-              onJob(job.data);
+              await onJob(job.data);
             },
             { connection: redisConnection(), prefix, concurrency },
           );

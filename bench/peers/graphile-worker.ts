@@ -68,7 +68,7 @@ export function graphileWorkerSystem(setting: Setting): System {
       await utils.migrate();
       const taskList: TaskList = {
         [TASK]: async (payload) => {
-          onJob(payload as Payload);
+          await onJob(payload as Payload);
         },
       };
       let enqueued = 0;

@@ -11,7 +11,7 @@
  *   --reps N                  repetitions (default 3)
  *   --systems a,b             only systems whose id contains one of these (e.g. tickwork,BullMQ.tuned)
  *   --workloads a,b           only these workloads: enqueue, enqueue.2k, enqueue.16k, run.c10, run.c50, run.c50.2k,
- *                             run.c50.16k, latency, sustained, roundtrip, producer.1k, producer.3k, producer.5k,
+ *                             run.c50.16k, run.c50.5ms, run.c50.200k, latency, sustained, roundtrip, producer.1k, producer.3k, producer.5k,
  *                             scale.1, scale.2, scale.4 (every one of them by default, with --quick too)
  *   --producer-seconds N      length of each producer workload (default 20)
  *   --out DIR                 where to write peers-latest.{json,md}
@@ -28,14 +28,14 @@ import type { Adapter, System } from "./adapter.js";
 import { bullmqSystem } from "./bullmq.js";
 import { graphileWorkerSystem } from "./graphile-worker.js";
 import { pgBossSystem } from "./pg-boss.js";
-import { PRODUCER, SCALE, json, machineLine, markdown, payloadBytes, producerRate, scaleProcesses, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
+import { PRODUCER, SCALE, handlerMs, json, runConcurrency, runJobs, machineLine, markdown, payloadBytes, producerRate, scaleProcesses, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
 import { awaitsResults } from "./adapter.js";
 import { postgresInfo, redisInfo, tickworkRevision } from "./servers.js";
 import { sqliteRuntime, sqliteWriteLimit } from "./sqlite-limit.js";
 import { tickworkSystem } from "./tickwork.js";
 import { adapterFor, problems } from "./workloads.js";
 
-const WORKLOADS: readonly WorkloadId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k", "latency", "sustained", "roundtrip", ...PRODUCER, ...SCALE];
+const WORKLOADS: readonly WorkloadId[] = ["enqueue", "enqueue.2k", "enqueue.16k", "run.c10", "run.c50", "run.c50.2k", "run.c50.16k", "run.c50.5ms", "run.c50.200k", "latency", "sustained", "roundtrip", ...PRODUCER, ...SCALE];
 
 function parameters(): { p: Parameters; systems: string[] | undefined; workloads: WorkloadId[]; out: string | undefined } {
   const { values } = parseArgs({
@@ -72,6 +72,8 @@ function parameters(): { p: Parameters; systems: string[] | undefined; workloads
       sustainedSeconds: number("sustained-seconds", values["sustained-seconds"], quick ? 5 : 60),
       sustainedConcurrency: 10,
       runBudgetSeconds: quick ? 10 : 30,
+      backlogJobs: quick ? 20_000 : 200_000,
+      backlogBudgetSeconds: quick ? 20 : 60,
       latencyBudgetSeconds: quick ? 10 : 30,
       roundTripSamples: quick ? 100 : 1_000,
       roundTripConcurrency: 10,
@@ -113,11 +115,14 @@ function measureOnce(adapter: Adapter, workload: WorkloadId, p: Parameters): Pro
     case "enqueue.16k":
       return adapter.bulkEnqueue(p.jobs, p.enqueueBatch, payloadBytes(workload));
     case "run.c10":
-      return adapter.runN(p.jobs, 10, p.runBudgetSeconds * 1000);
     case "run.c50":
     case "run.c50.2k":
     case "run.c50.16k":
-      return adapter.runN(p.jobs, 50, p.runBudgetSeconds * 1000, payloadBytes(workload));
+    case "run.c50.5ms":
+    case "run.c50.200k": {
+      const budget = (workload === "run.c50.200k" ? p.backlogBudgetSeconds : p.runBudgetSeconds) * 1000;
+      return adapter.runN(runJobs(workload, p), runConcurrency(workload), budget, { bytes: payloadBytes(workload), handlerMs: handlerMs(workload) });
+    }
     case "latency":
       return adapter.latency(p.latencySamples, p.latencyBudgetSeconds * 1000);
     case "roundtrip":

@@ -13,7 +13,7 @@
  */
 import { deferred, now, payloadBody, quantile, sleep } from "../support.js";
 import { openRoundTrip, openScaleOut, wallClock, type WorkerReport } from "./round-trip.js";
-import type { Adapter, Counts, Instance, LatencyFigures, OpenOptions, Payload, RunFigures, ScaleFigures, SustainedFigures, System } from "./adapter.js";
+import type { Adapter, Counts, Instance, LatencyFigures, OnJob, OpenOptions, Payload, RunFigures, ScaleFigures, SustainedFigures, System } from "./adapter.js";
 
 /** Warnings and errors the systems reported, by "system: what", so a figure that hid one is not taken as clean. */
 export const problems = new Map<string, number>();
@@ -231,16 +231,22 @@ export function adapterFor(system: System): Adapter {
       });
     },
 
-    runN(jobs, concurrency, budgetMs, bytes = 0) {
+    runN(jobs, concurrency, budgetMs, { bytes = 0, handlerMs = 0 } = {}) {
       let calls = 0;
       let tLast = 0;
       const last = deferred<void>();
-      const onJob = () => {
+      const count = () => {
         if (++calls === jobs) {
           tLast = now();
           last.resolve();
         }
       };
+      const onJob: OnJob = handlerMs
+        ? (): Promise<void> => {
+            count();
+            return sleep(handlerMs);
+          }
+        : count;
       return onFresh({ concurrency, onJob }, async (instance): Promise<RunFigures> => {
         await enqueueAll(instance, jobs, 1_000, bytes);
         const t0 = now();
