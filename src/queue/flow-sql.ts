@@ -1,4 +1,4 @@
-import { atomically, runBody, sqlTx, type SqlDb, type SqlStatement, type SqlTx } from "../db/sql-db.js";
+import { atomically, type SqlDb, type SqlStatement, type SqlTx } from "../db/sql-db.js";
 import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./bucket.js";
 import type { Job } from "./job.js";
 import { byClaimOrder, toJob, type JobRow } from "./rows.js";
@@ -17,10 +17,19 @@ type Body<T> = Generator<SqlStatement, T, unknown>;
 /** Most groups one claim looks at per round, beyond what it asks for (see walkGroups). */
 const MAX_ROUNDS = 4;
 
-/** Walks one grouped claim on PostgreSQL may make when other claims took its picks first. */
-const GROUPED_ATTEMPTS = 2;
-/** Groups the start may look at, per job wanted, to make up for picks other claims took first. */
-const MAKE_UP_PROBES = 2;
+/**
+ * Groups a grouped claim on PostgreSQL may visit per job wanted beyond those it takes: groups other
+ * claims are starting, full or paused ones, ones whose jobs are not due yet.
+ */
+const GROUP_PROBES = 4;
+
+/** What `tickwork_claim_grouped` answers: the jobs it started (rows as JSON) and the claim's outcome. */
+interface GroupedClaim {
+  jobs: JobRow[];
+  paused: boolean;
+  held: ClaimHold | null;
+  cursor: string | null;
+}
 
 /**
  * The queue's flow control on either dialect: claims under shared limits, shared rate buckets and
@@ -42,40 +51,21 @@ export class FlowSql {
   }
 
   /**
-   * A grouped claim on PostgreSQL without rate buckets: the walk, which chooses the groups and how
-   * many jobs of each, reads without a lock, statement by statement; one call of
-   * `tickwork_start_grouped` (migration 12) then locks those groups (not the queue: a claim of other
-   * groups goes on beside it, and so does its commit) and starts their first due jobs, each group
-   * held to its room as it is under its lock. Walks at the same time choose the same groups; one that
-   * finds its groups taken or filled by another walks again from where that one left the shared
-   * cursor, a few times at most: what it still gets is worth more than an empty answer, on which its
-   * worker would sleep.
+   * A grouped claim on PostgreSQL without rate buckets: one call of `tickwork_claim_grouped`
+   * (migration 14) walks the groups and starts their jobs, each group under a lock of its own (not
+   * the queue's: claims of other groups go on beside it, and so do their commits). Claims at the same
+   * time start from the same shared cursor; one that finds a group locked by another passes it and
+   * walks on, up to GROUP_PROBES groups per job wanted beyond what it asks for.
    */
   private async claimGroupedPg(p: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
-    const tx = sqlTx(this.db.maxParams);
-    const read = <T>(body: Body<T>) => runBody(body, (statement) => this.db.query(statement.sql, statement.params));
-    const d = this.d;
-    const { queue, now, limits } = p;
-    const jobs: Job[] = [];
-    let result: ClaimResult = { jobs, paused: false, held: null, retryAt: null, cursor: p.after ?? null };
-    for (let attempt = 0; attempt < GROUPED_ATTEMPTS && jobs.length < p.limit; attempt++) {
-      const { pausedGroups, running, cursor: sharedCursor } = await read(readQueueState(tx, queue, now, { counting: limits.groupConcurrency !== undefined, grouped: true }));
-      if (pausedGroups.has("")) return { ...result, paused: true, held: "paused" };
-      const want = p.limit - jobs.length;
-      const walk = await read(walkGroups(tx, d, { ...p, after: sharedCursor ?? p.after ?? null, want, running, pausedGroups }));
-      const held = walk.held && walk.ids.length < want ? walk.held : null;
-      result = { jobs, paused: false, held: result.held ?? held, retryAt: held ? walk.retryAt : result.retryAt, cursor: walk.cursor };
-      if (walk.taken.size === 0) break;
-      const rows = await this.db.query<JobRow>(`SELECT * FROM tickwork_start_grouped($1, $2::text[], $3::int[], $4, $5, $6, $7, $8, $9, $10)`, [
-        queue, [...walk.taken.keys()], [...walk.taken.values()], limits.groupConcurrency ?? null,
-        walk.cursor !== sharedCursor ? walk.cursor : null, now, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null, MAKE_UP_PROBES * want,
-      ]);
-      jobs.push(...rows.map((row) => toJob(row, d.payloadIsText)));
-      // All the walk chose was there to start: its answer stands. Less: another claim came first.
-      if (rows.length === walk.ids.length) break;
-    }
-    jobs.sort(byClaimOrder);
-    return result;
+    const { limits } = p;
+    const [row] = await this.db.query<{ claim: GroupedClaim }>(`SELECT tickwork_claim_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS claim`, [
+      p.queue, p.limit, limits.groupConcurrency ?? null, limits.groupWeights ? JSON.stringify(limits.groupWeights) : null, p.after ?? null,
+      p.now, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null, GROUP_PROBES * p.limit,
+    ]);
+    const claim = row!.claim;
+    const jobs = claim.jobs.map((job) => toJob(job, false)).sort(byClaimOrder);
+    return { jobs, paused: claim.paused, held: claim.held, retryAt: null, cursor: claim.cursor };
   }
 
   /**

@@ -165,10 +165,23 @@ export const SETTLE_SUCCEEDED = `
   WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
   RETURNING j.id::text AS id, j.waited, j.status`;
 
+/**
+ * Renews the leases of a worker's jobs, skipping the rows another transaction holds: its own settle,
+ * which locks the same rows in its own order (waiting on it deadlocked the two), or a rescue or a
+ * cancel. A skipped row still this worker's in the statement's snapshot counts as held, and the next
+ * heartbeat judges it again, so a job is never taken for lost while its outcome is being written.
+ */
 export const HEARTBEAT = `
-  UPDATE tickwork_jobs SET lease_until = $2
-  WHERE id = ANY(ARRAY(SELECT unnest($3::bigint[]))) AND worker_id = $1 AND status = 'running'
-  RETURNING id::text AS id`;
+  WITH mine AS (
+    SELECT id FROM tickwork_jobs WHERE id = ANY(ARRAY(SELECT unnest($3::bigint[]))) AND worker_id = $1 AND status = 'running'
+    FOR UPDATE SKIP LOCKED
+  ), renewed AS (
+    UPDATE tickwork_jobs t SET lease_until = $2 FROM mine WHERE t.id = mine.id RETURNING t.id
+  )
+  SELECT id::text AS id FROM renewed
+  UNION ALL
+  SELECT id::text AS id FROM tickwork_jobs
+  WHERE id = ANY(ARRAY(SELECT unnest($3::bigint[]))) AND worker_id = $1 AND status = 'running' AND id NOT IN (SELECT id FROM mine)`;
 
 export const RESCUE_EXPIRED = `
   UPDATE tickwork_jobs j SET
