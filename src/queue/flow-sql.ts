@@ -53,9 +53,10 @@ export class FlowSql {
   /**
    * A grouped claim on PostgreSQL without rate buckets: one call of `tickwork_claim_grouped`
    * (migration 14) walks the groups and starts their jobs, each group under a lock of its own (not
-   * the queue's: claims of other groups go on beside it, and so do their commits). Claims at the same
-   * time start from the same shared cursor; one that finds a group locked by another passes it and
-   * walks on, up to GROUP_PROBES groups per job wanted beyond what it asks for.
+   * the queue's: claims of other groups walk and start beside it). Claims at the same time start from
+   * the same shared cursor; one that finds a group locked by another passes it and walks on, up to
+   * GROUP_PROBES groups per job wanted beyond what it asks for. Only their last step, moving the
+   * cursor forward, waits for the claim before it to commit.
    */
   private async claimGroupedPg(p: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
     const { limits } = p;
