@@ -158,16 +158,18 @@ function problemLines(): string[] {
 interface RunDb {
   target: Target;
   open(): Store;
-  /** Jobs pending or running. */
-  live(): Promise<number>;
+  /** Whether any job is pending or running. */
+  anyLive(): Promise<boolean>;
   succeeded(): Promise<number>;
   /** Settles the database after the enqueue: statistics on PostgreSQL, the WAL written back on SQLite. */
   settle(): Promise<void>;
   drop(): Promise<void>;
 }
 
-// Through the two partial indexes (status = 'pending' / 'running'), so polling stays cheap.
-const LIVE = `SELECT (SELECT count(*) FROM tickwork_jobs WHERE status = 'pending') + (SELECT count(*) FROM tickwork_jobs WHERE status = 'running') AS n`;
+// Polled every few milliseconds while the workers run: a count of the live rows (20,000 at the start)
+// took 7 ms of the server's CPU per poll on PostgreSQL, a core's third taken from the run measured;
+// an existence test stops at the first live row of either partial index.
+const ANY_LIVE = `SELECT CASE WHEN EXISTS (SELECT 1 FROM tickwork_jobs WHERE status = 'pending') OR EXISTS (SELECT 1 FROM tickwork_jobs WHERE status = 'running') THEN 1 ELSE 0 END AS n`;
 const SUCCEEDED = `SELECT count(*) AS n FROM tickwork_jobs WHERE status = 'succeeded'`;
 
 async function freshDb(kind: StoreKind): Promise<RunDb> {
@@ -176,7 +178,7 @@ async function freshDb(kind: StoreKind): Promise<RunDb> {
     return {
       target: { kind: "postgres", url: DATABASE_URL, schema },
       open: () => postgres({ url: DATABASE_URL, schema }),
-      live: () => count(LIVE),
+      anyLive: async () => (await count(ANY_LIVE)) > 0,
       succeeded: () => count(SUCCEEDED),
       async settle() {
         // Before autovacuum does it at a moment of its choosing, in one variant's run and not the other's.
@@ -199,12 +201,12 @@ async function freshDb(kind: StoreKind): Promise<RunDb> {
   await setup.close();
   const side = new Database(path);
   side.pragma("busy_timeout = 5000");
-  const live = side.prepare(LIVE);
+  const anyLive = side.prepare(ANY_LIVE);
   const succeeded = side.prepare(SUCCEEDED);
   return {
     target: { kind: "sqlite", path },
     open: () => sqlite(path),
-    live: async () => (live.get() as { n: number }).n,
+    anyLive: async () => (anyLive.get() as { n: number }).n > 0,
     succeeded: async () => (succeeded.get() as { n: number }).n,
     settle: async () => void side.pragma("wal_checkpoint(TRUNCATE)"),
     async drop() {
@@ -278,7 +280,7 @@ async function runWorkers(kind: StoreKind, v: Variant, scenario: string): Promis
     const t0 = wallNow();
     for (const p of procs) p.child.send({ go: true });
     const tEnd = await within(Math.max(120_000, v.jobs * 20), `${v.jobs} jobs on ${STORE_NAME[kind]}`, (async () => {
-      while ((await db.live()) > 0) await sleep(5);
+      while (await db.anyLive()) await sleep(5);
       return wallNow();
     })());
 

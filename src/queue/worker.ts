@@ -82,9 +82,8 @@ export class QueueWorker {
    */
   private readonly paced: boolean;
   /**
-   * Claims take the groups round-robin: a worker claims only for its free slots, or a group's jobs
-   * that arrive later would wait behind the prefetch of another group's burst, and a claimed job
-   * holds its group's slot in every process.
+   * Claims take the groups round-robin, and a claimed job holds its group's slot in every process
+   * from the claim on: a worker of slow jobs claims only for its free slots (see pump).
    */
   private readonly grouped: boolean;
   /** The last ask for slots got fewer than the worker could run, with jobs due: the cap holds it back. */
@@ -324,7 +323,15 @@ export class QueueWorker {
     // other workers.
     // Under a shared rate limit a claimed job has taken its token, so a worker claims only for its free
     // slots: a prefetched job would start late and bunch the starts the limit spaces.
-    const window = this.paced || this.grouped ? capacity : this.fasterThanRoundTrip ? 2 * this.batch : this.slowWindow(capacity);
+    // A grouped queue's claims cost more than a plain one's (a walk over the groups), and a prefetched
+    // job holds its group in every process until it has run. Jobs slower than a round trip: claim
+    // only for free slots. Faster ones: up to two capacities in hand beyond the running, claimed a
+    // capacity at a time, so the handlers run on while a claim is on its way and each claim's walk
+    // serves many jobs; a group that turns up later waits behind at most that much.
+    const groupedAhead = this.grouped && this.fasterThanRoundTrip;
+    const window = this.paced || (this.grouped && !groupedAhead) ? capacity
+      : groupedAhead ? 3 * capacity
+      : this.fasterThanRoundTrip ? 2 * this.batch : this.slowWindow(capacity);
     // Outcomes waiting to be written count against the window of jobs faster than a round trip:
     // claiming stops until they are on their way, which bounds what a crash can make run twice and
     // keeps fast handlers from starving the writes. Slower jobs cannot starve the writes, and a batch
@@ -335,7 +342,7 @@ export class QueueWorker {
     const room = this.limiter.allowance(want);
     // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
     // limit is what holds it back, what the window has left is all it will ever get: claim that.
-    const worthIt = Math.max(1, Math.floor((this.paced || this.grouped ? capacity : this.batch) / 4));
+    const worthIt = groupedAhead ? Math.min(capacity, this.batch) : Math.max(1, Math.floor((this.paced || this.grouped ? capacity : this.batch) / 4));
     if (room >= worthIt || (room > 0 && room < want)) {
       this.claimInFlight = this.claimBatch(room);
       return;
