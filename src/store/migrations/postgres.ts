@@ -5,8 +5,10 @@ import type { Migration } from "./migration.js";
  * (v_groups, with their room in v_rooms) share p_want evenly, each its weight's worth per round, and
  * their jobs start round-robin; then the cursor moves forward and the answer is built. One text in
  * both steps, so the two bodies cannot drift apart; step 14's SQL is unchanged by its extraction.
+ * With `firsts` (step 15), v_firsts holds each group's first job in claim order when the walk saw it
+ * due: a group that takes one job takes that one, without looking up its jobs again.
  */
-const START_TAKEN_GROUPS = `        IF array_length(v_groups, 1) > 0 THEN
+const startTakenGroups = (firsts: boolean) => `        IF array_length(v_groups, 1) > 0 THEN
           v_share := ceil(p_want::numeric / array_length(v_groups, 1));
           -- A group whose room, not its share, bounds what it takes may have due jobs left waiting on the cap.
           IF p_cap IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(v_groups, v_rooms) AS g(k, room)
@@ -14,15 +16,18 @@ const START_TAKEN_GROUPS = `        IF array_length(v_groups, 1) > 0 THEN
             v_held := 'groupConcurrency';
           END IF;
           WITH weighted AS (
-            SELECT g.k, g.room, g.ord, coalesce((p_weights ->> g.k)::integer, 1) AS w
-            FROM unnest(v_groups, v_rooms) WITH ORDINALITY AS g(k, room, ord)
+            SELECT g.k, g.room, g.ord, coalesce((p_weights ->> g.k)::integer, 1) AS w${firsts ? ", g.first" : ""}
+            FROM unnest(v_groups, v_rooms${firsts ? ", v_firsts" : ""}) WITH ORDINALITY AS g(k, room, ${firsts ? "first, " : ""}ord)
           ), asked AS (
-            SELECT weighted.k, weighted.w, weighted.ord, least(weighted.room, v_share * weighted.w, p_want) AS m FROM weighted
+            SELECT weighted.k, weighted.w, weighted.ord, least(weighted.room, v_share * weighted.w, p_want) AS m${firsts ? ", weighted.first" : ""} FROM weighted
           ), picked AS (
-            SELECT x.id FROM asked CROSS JOIN LATERAL (
+            SELECT x.id FROM asked CROSS JOIN LATERAL (${firsts ? `
+              SELECT asked.first AS id, 1::bigint AS r WHERE asked.m = 1 AND asked.first IS NOT NULL
+              UNION ALL` : ""}
               SELECT h.id, row_number() OVER (ORDER BY h.priority, h.run_at, h.id) AS r FROM (
                 SELECT t.id, t.priority, t.run_at FROM tickwork_jobs t
-                WHERE t.queue = p_queue AND t.group_key = asked.k AND t.status = 'pending' AND t.group_key IS NOT NULL AND t.run_at <= p_now
+                WHERE t.queue = p_queue AND t.group_key = asked.k AND t.status = 'pending' AND t.group_key IS NOT NULL AND t.run_at <= p_now${firsts ? `
+                  AND NOT (asked.m = 1 AND asked.first IS NOT NULL)` : ""}
                 ORDER BY t.priority, t.run_at, t.id LIMIT asked.m
               ) AS h
             ) AS x
@@ -696,7 +701,7 @@ export const postgresMigrations: readonly Migration[] = [
           v_groups := v_groups || v_k;
           v_rooms := v_rooms || v_room;
         END LOOP;
-${START_TAKEN_GROUPS}        v_cursor := coalesce(v_groups[array_length(v_groups, 1)], CASE WHEN v_visits > 0 THEN v_from END);
+${startTakenGroups(false)}        v_cursor := coalesce(v_groups[array_length(v_groups, 1)], CASE WHEN v_visits > 0 THEN v_from END);
 ${MOVE_CURSOR_AND_ANSWER}      END
       $fn$;
     `,
@@ -734,6 +739,8 @@ ${MOVE_CURSOR_AND_ANSWER}      END
         v_paused text[];
         v_start text;
         v_taken text[];
+        v_taken_firsts bigint[];
+        v_firsts bigint[];
         v_last text;
         v_any_paused boolean;
         v_any_full boolean;
@@ -750,19 +757,23 @@ ${MOVE_CURSOR_AND_ANSWER}      END
           RETURN jsonb_build_object('jobs', v_jobs, 'paused', true, 'held', 'paused', 'cursor', p_after);
         END IF;
         v_start := coalesce((SELECT c.group_key FROM tickwork_group_cursors c WHERE c.queue = p_queue), p_after, '');
-        WITH RECURSIVE walk(k, lap, visits, taken, verdict) AS (
-          SELECT v_start, CASE WHEN v_start = '' THEN 1 ELSE 0 END, 0, 0, 0
+        -- The step's probe reads the next group's first pending job in claim order (the group index's
+        -- order): when it is due, it is the job the group starts first, and no other probe is needed to
+        -- know the group has one due.
+        WITH RECURSIVE walk(k, lap, visits, taken, verdict, first) AS (
+          SELECT v_start, CASE WHEN v_start = '' THEN 1 ELSE 0 END, 0, 0, 0, NULL::bigint
           UNION ALL
-          SELECT nx.k, nx.lap, w.visits + 1, w.taken + CASE WHEN v.verdict = 1 THEN 1 ELSE 0 END, v.verdict
+          SELECT nx.k, nx.lap, w.visits + 1, w.taken + CASE WHEN v.verdict = 1 THEN 1 ELSE 0 END, v.verdict,
+                 CASE WHEN nx.run_at <= p_now THEN nx.id END
           FROM walk w
           CROSS JOIN LATERAL (
-            (SELECT t.group_key AS k, w.lap AS lap FROM tickwork_jobs t
+            (SELECT t.group_key AS k, t.id, t.run_at, w.lap AS lap FROM tickwork_jobs t
              WHERE t.queue = p_queue AND t.status = 'pending' AND t.group_key IS NOT NULL AND t.group_key > w.k
-             ORDER BY t.group_key LIMIT 1)
+             ORDER BY t.group_key, t.priority, t.run_at, t.id LIMIT 1)
             UNION ALL
-            (SELECT t.group_key, 1 FROM tickwork_jobs t
+            (SELECT t.group_key, t.id, t.run_at, 1 FROM tickwork_jobs t
              WHERE w.lap = 0 AND t.queue = p_queue AND t.status = 'pending' AND t.group_key IS NOT NULL
-             ORDER BY t.group_key LIMIT 1)
+             ORDER BY t.group_key, t.priority, t.run_at, t.id LIMIT 1)
             LIMIT 1
           ) AS nx
           -- Subqueries with LIMIT, not EXISTS: on the function's generic plan the planner turned an
@@ -770,7 +781,7 @@ ${MOVE_CURSOR_AND_ANSWER}      END
           CROSS JOIN LATERAL (
             SELECT CASE
               WHEN nx.k = ANY(v_paused) THEN -1
-              WHEN (SELECT 1 FROM tickwork_jobs t
+              WHEN nx.run_at > p_now AND (SELECT 1 FROM tickwork_jobs t
                     WHERE t.queue = p_queue AND t.group_key = nx.k AND t.status = 'pending' AND t.group_key IS NOT NULL AND t.run_at <= p_now
                     LIMIT 1) IS NULL THEN 0
               WHEN p_cap IS NULL THEN 1
@@ -785,26 +796,29 @@ ${MOVE_CURSOR_AND_ANSWER}      END
           WHERE w.taken < p_want AND w.visits < p_want + p_probes AND NOT (nx.lap = 1 AND v_start <> '' AND nx.k > v_start)
         )
         SELECT coalesce(array_agg(w.k ORDER BY w.visits) FILTER (WHERE w.verdict = 1), '{}'),
+               coalesce(array_agg(w.first ORDER BY w.visits) FILTER (WHERE w.verdict = 1), '{}'),
                (array_agg(w.k ORDER BY w.visits DESC))[1],
                coalesce(bool_or(w.verdict = -1), false),
                coalesce(bool_or(w.verdict = -2), false)
-        INTO v_taken, v_last, v_any_paused, v_any_full
+        INTO v_taken, v_taken_firsts, v_last, v_any_paused, v_any_full
         FROM walk w WHERE w.visits > 0;
         IF p_cap IS NULL THEN
           v_groups := v_taken;
+          v_firsts := v_taken_firsts;
           v_rooms := array_fill(p_want, ARRAY[coalesce(array_length(v_taken, 1), 0)]);
         ELSE
           SELECT coalesce(array_agg(g.k ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
                  coalesce(array_agg(g.room ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
+                 coalesce(array_agg(g.first ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
                  v_any_full OR coalesce(bool_or(g.room <= 0), false)
-          INTO v_groups, v_rooms, v_any_full
-          FROM (SELECT t.k, t.ord, p_cap - (SELECT count(*)::integer FROM tickwork_jobs r
-                                           WHERE r.queue = p_queue AND r.group_key = t.k AND r.status = 'running' AND r.group_key IS NOT NULL
-                                             AND r.lease_until >= p_now) AS room
-                FROM unnest(v_taken) WITH ORDINALITY AS t(k, ord)) AS g;
+          INTO v_groups, v_rooms, v_firsts, v_any_full
+          FROM (SELECT t.k, t.ord, t.first, p_cap - (SELECT count(*)::integer FROM tickwork_jobs r
+                                                    WHERE r.queue = p_queue AND r.group_key = t.k AND r.status = 'running' AND r.group_key IS NOT NULL
+                                                      AND r.lease_until >= p_now) AS room
+                FROM unnest(v_taken, v_taken_firsts) WITH ORDINALITY AS t(k, first, ord)) AS g;
         END IF;
         v_held := CASE WHEN v_any_full THEN 'groupConcurrency' WHEN v_any_paused THEN 'paused' END;
-${START_TAKEN_GROUPS}        v_cursor := coalesce(v_taken[array_length(v_taken, 1)], v_last);
+${startTakenGroups(true)}        v_cursor := coalesce(v_taken[array_length(v_taken, 1)], v_last);
 ${MOVE_CURSOR_AND_ANSWER}      END
       $fn$;
     `,
