@@ -328,7 +328,8 @@ export class QueueWorker {
     // only for free slots. Faster ones: up to two capacities in hand beyond the running, claimed a
     // capacity at a time, so the handlers run on while a claim is on its way and each claim's walk
     // serves many jobs; a group that turns up later waits behind at most that much.
-    const groupedAhead = this.grouped && this.fasterThanRoundTrip;
+    // (A paced queue is never ahead: its claims wait for free slots, whatever their groups.)
+    const groupedAhead = this.grouped && !this.paced && this.fasterThanRoundTrip;
     const window = this.paced || (this.grouped && !groupedAhead) ? capacity
       : groupedAhead ? 3 * capacity
       : this.fasterThanRoundTrip ? 2 * this.batch : this.slowWindow(capacity);
