@@ -18,7 +18,7 @@ type Body<T> = Generator<SqlStatement, T, unknown>;
 const MAX_ROUNDS = 4;
 
 /**
- * Groups a grouped claim on PostgreSQL may visit per job wanted beyond those it takes: groups other
+ * Groups a grouped claim on PostgreSQL may visit per group it wants beyond those it takes: groups other
  * claims are starting, full or paused ones, ones whose jobs are not due yet.
  */
 const GROUP_PROBES = 4;
@@ -52,17 +52,19 @@ export class FlowSql {
 
   /**
    * A grouped claim on PostgreSQL without rate buckets: one call of `tickwork_claim_grouped`
-   * (migration 14) walks the groups and starts their jobs, each group under a lock of its own (not
+   * (migration 16) walks the groups and starts their jobs, each group under a lock of its own (not
    * the queue's: claims of other groups walk and start beside it). Claims at the same time start from
    * the same shared cursor; one that finds a group locked by another passes it and walks on, up to
-   * GROUP_PROBES groups per job wanted beyond what it asks for. Only their last step, moving the
+   * GROUP_PROBES groups per group wanted beyond what it asks for. Only their last step, moving the
    * cursor forward, waits for the claim before it to commit.
    */
   private async claimGroupedPg(p: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
     const { limits } = p;
-    const [row] = await this.db.query<{ claim: GroupedClaim }>(`SELECT tickwork_claim_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS claim`, [
+    const depth = limits.groupConcurrency === 1 ? Math.max(1, p.serialDepth ?? 1) : 1;
+    const groups = Math.ceil(p.limit / depth);
+    const [row] = await this.db.query<{ claim: GroupedClaim }>(`SELECT tickwork_claim_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS claim`, [
       p.queue, p.limit, limits.groupConcurrency ?? null, limits.groupWeights ? JSON.stringify(limits.groupWeights) : null, p.after ?? null,
-      p.now, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null, GROUP_PROBES * p.limit,
+      p.now, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null, GROUP_PROBES * groups, depth,
     ]);
     const claim = row!.claim;
     const jobs = claim.jobs.map((job) => toJob(job, false)).sort(byClaimOrder);

@@ -323,6 +323,11 @@ export interface ClaimParams {
    * the last claim of any process ended on), and after this only while the queue has none.
    */
   after?: string | null;
+  /**
+   * Under groupConcurrency 1: how many jobs of one group the claim may hand this worker (1 if
+   * unset), which runs them one after another. A store may hand fewer.
+   */
+  serialDepth?: number;
 }
 
 /** What held a claim back. */

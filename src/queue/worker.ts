@@ -22,6 +22,12 @@ import type { ClaimHold, ClaimLimits, ClaimResult, QueueStore } from "./store.js
  */
 const HOLD_POLL_MS = 50;
 
+/**
+ * Jobs of one group a worker of fast jobs on a queue of groupConcurrency 1 takes per claim, and runs
+ * one after another: a claim then walks a quarter of the groups for as many jobs.
+ */
+const SERIAL_DEPTH = 4;
+
 /** Samples of jobs and of claims before their moving averages (from 0, an eighth per sample) size a prefetch: past 80% of the way. */
 const SETTLED_SAMPLES = 12;
 
@@ -86,6 +92,12 @@ export class QueueWorker {
    * from the claim on: a worker of slow jobs claims only for its free slots (see pump).
    */
   private readonly grouped: boolean;
+  /**
+   * Groups with a job running here, on a queue of groupConcurrency 1 (null otherwise). A claim may
+   * hand this worker several jobs of one group (SERIAL_DEPTH), and only this worker runs them: it
+   * starts a group's next one when the one before has ended.
+   */
+  private readonly busyGroups: Set<string> | null;
   /** The last ask for slots got fewer than the worker could run, with jobs due: the cap holds it back. */
   private slotsShort = false;
   /** Lets go of the slots of a worker that stayed idle (see lingerSlots). */
@@ -166,6 +178,7 @@ export class QueueWorker {
     this.claimLimits = rest.grouped || rest.buckets.length > 0 ? rest : undefined;
     this.paced = rest.buckets.length > 0 || rest.groupRate !== undefined;
     this.grouped = rest.grouped;
+    this.busyGroups = rest.groupConcurrency === 1 && !config.batch ? new Set() : null;
     this.slots =
       globalConcurrency === undefined
         ? null
@@ -304,7 +317,7 @@ export class QueueWorker {
   private pump(): void {
     if (!this.active || this.stopping) return;
     const capacity = this.capacity;
-    while (this.running.size < capacity && this.buffer.length) this.launch(this.buffer.shift()!);
+    this.launchBuffered(capacity);
     this.slots?.giveBack(this.running.size);
     // Slots free, nothing prefetched, a claim or the last batch's outcomes still on their way, and jobs
     // that take less than a round trip: move more per statement (a batch costs one statement whatever
@@ -329,9 +342,12 @@ export class QueueWorker {
     // capacity at a time, so the handlers run on while a claim is on its way and each claim's walk
     // serves many jobs; a group that turns up later waits behind at most that much.
     // (A paced queue is never ahead: its claims wait for free slots, whatever their groups.)
+    // Under groupConcurrency 1 each claim may take SERIAL_DEPTH jobs of a group, run in turn in one
+    // slot: the window and the claim grow by as much, so as many groups as slots stay in hand.
     const groupedAhead = this.grouped && !this.paced && this.fasterThanRoundTrip;
+    const depth = groupedAhead && this.busyGroups ? SERIAL_DEPTH : 1;
     const window = this.paced || (this.grouped && !groupedAhead) ? capacity
-      : groupedAhead ? 3 * capacity
+      : groupedAhead ? 3 * capacity * depth
       : this.fasterThanRoundTrip ? 2 * this.batch : this.slowWindow(capacity);
     // Outcomes waiting to be written count against the window of jobs faster than a round trip:
     // claiming stops until they are on their way, which bounds what a crash can make run twice and
@@ -343,9 +359,9 @@ export class QueueWorker {
     const room = this.limiter.allowance(want);
     // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
     // limit is what holds it back, what the window has left is all it will ever get: claim that.
-    const worthIt = groupedAhead ? Math.min(capacity, this.batch) : Math.max(1, Math.floor((this.paced || this.grouped ? capacity : this.batch) / 4));
+    const worthIt = groupedAhead ? Math.min(capacity * depth, this.batch) : Math.max(1, Math.floor((this.paced || this.grouped ? capacity : this.batch) / 4));
     if (room >= worthIt || (room > 0 && room < want)) {
-      this.claimInFlight = this.claimBatch(room);
+      this.claimInFlight = this.claimBatch(room, depth);
       return;
     }
     if (want > 0 && room === 0) this.armRateWake();
@@ -425,14 +441,14 @@ export class QueueWorker {
     this.letGoTimer = undefined;
   }
 
-  private async claimBatch(limit: number): Promise<void> {
+  private async claimBatch(limit: number, serialDepth: number): Promise<void> {
     this.claiming = true;
     this.wokenDuringClaim = false;
     let held: number | null = null;
     try {
       await this.yieldIfBusy();
       const sent = performance.now();
-      const { entries: jobs, result } = await this.claim(limit);
+      const { entries: jobs, result } = await this.claim(limit, { serialDepth });
       this.roundTripMs += (performance.now() - sent - this.roundTripMs) / 8;
       this.claimsTimed++;
       if (this.stopping) {
@@ -444,8 +460,13 @@ export class QueueWorker {
         // Due jobs wait on a limit or a pause, not on time: look again when a token comes back, a
         // little later for a slot another process frees, and after a poll (or a resume's wake-up)
         // for a paused queue. The store's due times would say "now" and spin.
-        this.exhausted = true;
-        held = this.holdUntil(result);
+        // A grouped claim that started jobs passed over full or paused groups, not the queue's
+        // limit: the groups after the cursor may have due jobs, and the next claim (which starts at
+        // least one job or holds) goes on there.
+        if (jobs.length === 0 || !this.grouped || this.paced) {
+          this.exhausted = true;
+          held = this.holdUntil(result);
+        }
       } else if (jobs.length < limit && !this.wokenDuringClaim) {
         // A wake-up that arrived while the claim was in flight may be for a job the claim's snapshot missed.
         this.exhausted = true;
@@ -534,14 +555,34 @@ export class QueueWorker {
     this.rateTimer = undefined;
   }
 
+  /**
+   * Starts prefetched jobs in claim order while slots are free, passing over a job whose group has
+   * one running here (under groupConcurrency 1): it starts when that one ends.
+   */
+  private launchBuffered(capacity: number): void {
+    const busy = this.busyGroups;
+    if (!busy) {
+      while (this.running.size < capacity && this.buffer.length) this.launch(this.buffer.shift()!);
+      return;
+    }
+    for (let i = 0; i < this.buffer.length && this.running.size < capacity; ) {
+      const entry = this.buffer[i]!;
+      if (entry.job.group !== null && busy.has(entry.job.group)) i++;
+      else this.launch(this.buffer.splice(i, 1)[0]!);
+    }
+  }
+
   private launch(entry: HeldJob): void {
     if (this.config.batch) return this.gather(entry);
     this.running.set(entry.job.id, entry);
+    const group = this.busyGroups ? entry.job.group : null;
+    if (group !== null) this.busyGroups!.add(group);
     const started = performance.now();
     void this.executor.run(entry).then((outcome) => {
       this.jobMs += (performance.now() - started - this.jobMs) / 8;
       this.jobsTimed++;
       this.running.delete(entry.job.id);
+      if (group !== null) this.busyGroups!.delete(group);
       if (!entry.released) this.executor.settle(entry.job, outcome).catch((error) => this.storeError("settle", error));
       if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
       this.pump();
@@ -677,7 +718,7 @@ export class QueueWorker {
    * due, so a claim that got all it asked for was held back by the cap; `asked` is what the worker
    * would have claimed without it.
    */
-  private async claim(limit: number, { asked = limit, cutBySlots = this.slotsShort } = {}): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
+  private async claim(limit: number, { asked = limit, cutBySlots = this.slotsShort, serialDepth = 1 } = {}): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
     const now = this.deps.clock.now();
     const result = await this.deps.store.claim({
       queue: this.config.name,
@@ -688,6 +729,7 @@ export class QueueWorker {
       queueMaxAttempts: this.config.maxAttempts,
       limits: this.claimLimits,
       after: this.cursor,
+      ...(serialDepth > 1 ? { serialDepth } : {}),
     });
     this.cursor = result.cursor;
     this.paused = result.paused;
