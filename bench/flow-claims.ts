@@ -38,6 +38,11 @@ export interface ClaimPoint {
   limits: FlowLimits;
   /** Groups holding pending jobs (grouped points only). */
   groups?: number;
+  /**
+   * Jobs of one group each claim may take (`serialDepth`, groupConcurrency 1 on PostgreSQL), as a
+   * worker of jobs faster than a round trip asks: the claim asks for this many times the limit.
+   */
+  depth?: number;
 }
 
 export interface ClaimSettings {
@@ -160,9 +165,12 @@ export async function claimRound(kind: StoreKind, point: ClaimPoint, s: ClaimSet
   const db = kind === "postgres" ? await countedPostgres() : await countedSqlite();
   try {
     const groups = point.groups ?? 1;
+    const depth = point.depth ?? 1;
+    const limit = s.limit * depth;
     const kept = point.groups !== undefined ? Math.min(s.running, Math.max(0, groups - s.limit)) : s.running;
-    // Enough that no group runs dry: claims take the groups round-robin, so they drain evenly.
-    const jobs = Math.ceil(Math.max(2 * groups, (s.warmup + s.claims) * s.limit + kept + groups) / groups) * groups;
+    // Enough that no group runs dry: claims take the groups round-robin, so they drain evenly; and at
+    // least `depth` per group, so a claim finds them all.
+    const jobs = Math.ceil(Math.max(Math.max(2, depth) * groups, (s.warmup + s.claims) * limit + kept + groups) / groups) * groups;
     const producer = await engine(db.open());
     try {
       const queue = producer.queue<FlowPayload>(QUEUE, flowQueueOptions(s.limit, point.limits));
@@ -195,7 +203,9 @@ export async function claimRound(kind: StoreKind, point: ClaimPoint, s: ClaimSet
       counter.on = true;
       const t0 = performance.now();
       if (cap !== undefined) await store.queue.holdSlots({ queue: QUEUE, workerId: "bench/flow-claims", want: s.limit, cap, now, until: now + 60_000 });
-      const result = await store.queue.claim({ queue: QUEUE, limit: s.limit, now, leaseUntil: now + 60_000, workerId: "bench/flow-claims", limits, after: cursor });
+      const result = await store.queue.claim({
+        queue: QUEUE, limit, now, leaseUntil: now + 60_000, workerId: "bench/flow-claims", limits, after: cursor, ...(depth > 1 ? { serialDepth: depth } : {}),
+      });
       const ms = performance.now() - t0;
       counter.on = false;
       cursor = result.cursor;

@@ -27,6 +27,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
+import { SERIAL_DEPTH } from "../src/queue/worker.js";
 import { postgres } from "../src/store/postgres.js";
 import { sqlite } from "../src/store/sqlite.js";
 import type { Store } from "../src/store/store.js";
@@ -463,18 +464,26 @@ interface ClaimResultRow {
   error?: string;
 }
 
-function claimPoints(): ClaimPoint[] {
+function claimPoints(store: StoreKind): ClaimPoint[] {
   const total = S.procs.postgres * S.concurrency;
+  const grouped = (groups: number, depth: number): ClaimPoint => ({
+    id: `groups.${groups}${depth > 1 ? `.depth${depth}` : ""}`,
+    label: `${count(groups)} group${groups === 1 ? "" : "s"}, groupConcurrency 1${depth > 1 ? `, up to ${depth} jobs per group` : ""}`,
+    limits: { groupConcurrency: 1 },
+    groups,
+    ...(depth > 1 ? { depth } : {}),
+  });
   return [
     { id: "plain", label: "plain queue (no limits)", limits: {} },
     { id: "global", label: `globalConcurrency ${total}`, limits: { globalConcurrency: total } },
-    ...S.claimGroups.map((groups): ClaimPoint => ({ id: `groups.${groups}`, label: `${count(groups)} group${groups === 1 ? "" : "s"}, groupConcurrency 1`, limits: { groupConcurrency: 1 }, groups })),
+    ...S.claimGroups.map((groups) => grouped(groups, 1)),
+    ...(store === "postgres" ? S.claimGroups.map((groups) => grouped(groups, SERIAL_DEPTH)) : []),
   ];
 }
 
 async function benchClaims(store: StoreKind): Promise<ClaimResultRow[]> {
   const log = (text: string) => process.stdout.write(`  ${STORE_NAME[store]}: ${text}\n`);
-  const points = claimPoints();
+  const points = claimPoints(store);
   const rounds = new Map<string, ClaimRound[]>(points.map((p) => [p.id, []]));
   const errors = new Map<string, string>();
   for (let round = 0; round < S.reps; round++) {
@@ -666,7 +675,7 @@ function markdown(machine: MachineInfo, load: Load, described: Partial<Record<St
     lines.push(
       "## 3. Cost per claim",
       "",
-      `One claim as a worker makes it (\`store.queue.claim\`, asking for ${S.claims.limit} jobs), in the benchmark's process, ${count(S.claims.claims)} measured claims per round after ${S.claims.warmup} not measured, ${S.reps} round${S.reps === 1 ? "" : "s"} alternating the points' order, each round on a fresh database. Before each claim the oldest running jobs are settled (not measured) until ${S.claims.running} are left running, as three other workers' would be (a grouped point keeps at most groups - ${S.claims.limit}: one group keeps none, or its only group would be full). On PostgreSQL every query the pool's clients send is counted: round trips include BEGIN and COMMIT, statements do not. On SQLite the executor counts the statements it runs. The globalConcurrency point counts a call setting the worker's slots before every claim, an upper bound: a worker makes it when it starts being busy, at most every 50 ms while it holds fewer slots than it could fill, and every quarter lease.`,
+      `One claim as a worker makes it (\`store.queue.claim\`, asking for ${S.claims.limit} jobs), in the benchmark's process, ${count(S.claims.claims)} measured claims per round after ${S.claims.warmup} not measured, ${S.reps} round${S.reps === 1 ? "" : "s"} alternating the points' order, each round on a fresh database. Before each claim the oldest running jobs are settled (not measured) until ${S.claims.running} are left running, as three other workers' would be (a grouped point keeps at most groups - ${S.claims.limit}: one group keeps none, or its only group would be full). A point "up to ${SERIAL_DEPTH} jobs per group" (PostgreSQL) claims as a worker of jobs faster than a round trip does under groupConcurrency 1: it asks for ${SERIAL_DEPTH} x ${S.claims.limit} jobs, at most ${SERIAL_DEPTH} of a group, which the worker runs one after another. On PostgreSQL every query the pool's clients send is counted: round trips include BEGIN and COMMIT, statements do not. On SQLite the executor counts the statements it runs. The globalConcurrency point counts a call setting the worker's slots before every claim, an upper bound: a worker makes it when it starts being busy, at most every 50 ms while it holds fewer slots than it could fill, and every quarter lease.`,
       "",
       markdownTable(CLAIMS_HEADER, claimRows(claims), [2, 3, 4, 5, 6, 7, 8]),
       "",

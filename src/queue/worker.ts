@@ -26,7 +26,7 @@ const HOLD_POLL_MS = 50;
  * Jobs of one group a worker of fast jobs on a queue of groupConcurrency 1 takes per claim, and runs
  * one after another: a claim then walks a quarter of the groups for as many jobs.
  */
-const SERIAL_DEPTH = 4;
+export const SERIAL_DEPTH = 4;
 
 /** Samples of jobs and of claims before their moving averages (from 0, an eighth per sample) size a prefetch: past 80% of the way. */
 const SETTLED_SAMPLES = 12;
