@@ -19,7 +19,7 @@ export const EVENT_NOTES: Record<string, string> = {
   "job.lease_expired": "a dead worker's job was rescued after its lease lapsed",
   "job.lease_lost": "this worker lost a job's lease; its `ctx.signal` is aborted",
   "job.outcome_refused": "a stale outcome was fenced off: the job is no longer running this attempt here",
-  "job.released": "a job handed back, pending again at once and its attempt not counted: prefetched at a stop or a pause in this process, or still running when the shutdown grace ran out",
+  "job.released": "a job handed back, pending again at once and its attempt not counted: prefetched at a stop (`reason`: shutdown) or at a pause of its queue or group in this process (paused), or still running when the shutdown grace ran out (shutdown)",
   "job.retried": "`tw.jobs.retry` or `retryFailed` moved jobs back to pending",
   "job.cancelled": "`tw.jobs.cancel` (`id`), or `cancelPending` cancelled a queue's pending jobs (`count`)",
   "job.promoted": "`tw.jobs.promote` made a job scheduled for later due now",

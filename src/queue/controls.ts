@@ -35,12 +35,19 @@ export interface QueueFlowStatus {
   pausedGroups: string[];
   globalConcurrency: number | null;
   groupConcurrency: number | null;
-  /** Jobs running in every process (a job whose lease lapsed counts until the rescue hands it back). */
+  /**
+   * Jobs running in every process: claimed by a worker, started or held to start next (a prefetched
+   * job counts from its claim; a job whose lease lapsed counts until the rescue hands it back).
+   */
   running: number;
   pending: number;
   /** The shared buckets every start draws from (a global rateLimit, a limiter). */
   buckets: BucketStatus[];
-  /** The busiest groups (at most `groups` of them, default 20) with their pending and running jobs. */
+  /**
+   * The busiest groups (at most `groups` of them, default 20) with their pending and running jobs.
+   * Under groupConcurrency 1 a group's running may exceed 1: a worker of fast jobs holds up to 4 of
+   * a group, which it runs one after another.
+   */
   groups: GroupCounts[];
   /** What held this process's worker back at its last claim, if it runs the queue here. */
   heldBy: string | null;
@@ -58,7 +65,7 @@ export class QueueControls {
   async pause(queue: string, options: { group?: string } = {}): Promise<boolean> {
     const group = this.target(queue, options, "pause");
     const changed = await this.deps.store.setPaused({ queue, group, paused: true, now: this.deps.now() });
-    if (group === null) this.deps.worker(queue)?.pausedHere();
+    this.deps.worker(queue)?.pausedHere(group);
     if (changed) this.deps.logger.warn("queue.paused", { queue, ...(group !== null ? { group } : {}) });
     return changed;
   }

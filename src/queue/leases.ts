@@ -55,12 +55,12 @@ export class Leases {
   }
 
   /** Hands a job back at a shutdown: pending again at once, its attempt not counted. */
-  release(entry: HeldJob): void {
+  release(entry: HeldJob, reason: "shutdown" | "paused" = "shutdown"): void {
     if (entry.released) return;
     entry.released = true;
     const { job } = entry;
     void this.deps.outcomes.add({ kind: "released", id: job.id, attempt: job.attempts }).then(
-      (ok) => ok && this.deps.logger.info("job.released", { queue: job.queue, id: job.id, reason: "shutdown" }),
+      (ok) => ok && this.deps.logger.info("job.released", { queue: job.queue, id: job.id, reason }),
       (error) => this.deps.storeError("release", error),
     );
   }

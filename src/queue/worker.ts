@@ -297,12 +297,19 @@ export class QueueWorker {
   }
 
   /**
-   * The queue was paused from this process: prefetched jobs not yet started go back to pending, and
-   * the worker claims nothing more until a resume wakes it (its next claim would see the pause too).
+   * The queue (or its `group`) was paused from this process: prefetched jobs of it not yet started go
+   * back to pending. Paused whole, the worker claims nothing more until a resume wakes it (its next
+   * claim would see the pause too); the claims pass over a paused group.
    */
-  pausedHere(): void {
-    this.paused = true;
-    for (const entry of this.buffer.splice(0)) this.leases.release(entry);
+  pausedHere(group: string | null = null): void {
+    if (group === null) {
+      this.paused = true;
+      for (const entry of this.buffer.splice(0)) this.leases.release(entry, "paused");
+      return;
+    }
+    const [held, kept] = [this.buffer.filter((e) => e.job.group === group), this.buffer.filter((e) => e.job.group !== group)];
+    this.buffer = kept;
+    for (const entry of held) this.leases.release(entry, "paused");
   }
 
   /** Aborts a job this worker holds (it was cancelled). Returns whether it was held here. */
@@ -346,9 +353,7 @@ export class QueueWorker {
     // slot: the window and the claim grow by as much, so as many groups as slots stay in hand.
     const groupedAhead = this.grouped && !this.paced && this.fasterThanRoundTrip;
     const depth = groupedAhead && this.busyGroups ? SERIAL_DEPTH : 1;
-    const window = this.paced || (this.grouped && !groupedAhead) ? capacity
-      : groupedAhead ? 3 * capacity * depth
-      : this.fasterThanRoundTrip ? 2 * this.batch : this.slowWindow(capacity);
+    const window = this.window(capacity, groupedAhead, depth);
     // Outcomes waiting to be written count against the window of jobs faster than a round trip:
     // claiming stops until they are on their way, which bounds what a crash can make run twice and
     // keeps fast handlers from starving the writes. Slower jobs cannot starve the writes, and a batch
@@ -366,6 +371,13 @@ export class QueueWorker {
     }
     if (want > 0 && room === 0) this.armRateWake();
     if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
+  }
+
+  /** The jobs this worker keeps in hand, running and prefetched (see pump). */
+  private window(capacity: number, groupedAhead: boolean, depth: number): number {
+    if (groupedAhead) return 3 * capacity * depth;
+    if (this.paced || this.grouped) return capacity;
+    return this.fasterThanRoundTrip ? 2 * this.batch : this.slowWindow(capacity);
   }
 
   /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { postgres } from "../../src/store/postgres.js";
 import type { Job } from "../../src/queue/job.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
-import { eventually, realEngines } from "../support/real-time.js";
+import { deferred, eventually, realEngines } from "../support/real-time.js";
 
 /**
  * Under groupConcurrency 1, a worker of jobs faster than a claim's round trip takes several jobs of a
@@ -52,5 +52,47 @@ describe("PostgreSQL: a serial group's jobs claimed together", () => {
     });
     expect(Math.max(...together)).toBeGreaterThan(1);
     expect(Math.max(...together)).toBeLessThanOrEqual(4);
+  });
+
+  it("are handed back to pending when their group is paused here, but for the one running, and run after the resume", async () => {
+    const { tw, events } = await engine({ store: postgres({ url: DATABASE_URL, schema }), pollInterval: "1h" });
+    const gate = deferred();
+    const startedA: number[] = [];
+    const q = tw.queue<{ tenant: string; n: number }>("work", {
+      concurrency: 4,
+      groupConcurrency: 1,
+      group: (p) => p.tenant,
+      handler: async (job) => {
+        if (job.group !== "a") return;
+        startedA.push(job.payload.n);
+        await gate.promise;
+      },
+    });
+    await tw.start();
+    // Fast jobs first, so the worker knows its jobs finish faster than a claim's round trip.
+    await q.enqueueMany(Array.from({ length: 40 }, (_, n) => ({ payload: { tenant: `warm${n % 8}`, n } })));
+    await eventually(async () => (await tw.jobs.counts("work"))[0]?.counts.succeeded === 40, "the warm-up jobs to succeed");
+
+    await q.enqueueMany(Array.from({ length: 4 }, (_, n) => ({ payload: { tenant: "a", n } })));
+    await eventually(() => startedA.length === 1, "the first job of group a to start");
+    const [held] = await tw.queues.status("work");
+    expect(held!.groups.find((g) => g.group === "a")).toEqual({ group: "a", pending: 0, running: 4 });
+
+    try {
+      await tw.queues.pause("work", { group: "a" });
+      // The hand-back is written with the worker's next batch of outcomes.
+      const groupA = async () => (await tw.queues.status("work"))[0]!.groups.find((g) => g.group === "a");
+      await eventually(async () => (await groupA())?.pending === 3, "3 of group a's jobs to be handed back");
+      expect(await groupA()).toEqual({ group: "a", pending: 3, running: 1 });
+      expect(events.filter((e) => e.event === "job.released").map((e) => e.reason)).toEqual(["paused", "paused", "paused"]);
+    } finally {
+      gate.resolve();
+    }
+    await eventually(async () => (await tw.queues.status("work"))[0]!.groups.find((g) => g.group === "a")?.running === 0, "group a's running job to end");
+    expect(startedA).toEqual([0]);
+
+    await tw.queues.resume("work", { group: "a" });
+    await eventually(async () => (await tw.jobs.counts("work"))[0]?.counts.succeeded === 44, "group a's jobs to run after the resume");
+    expect(startedA).toEqual([0, 1, 2, 3]);
   });
 });
