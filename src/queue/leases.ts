@@ -54,7 +54,7 @@ export class Leases {
     return entries;
   }
 
-  /** Hands a job back at a shutdown: pending again at once, its attempt not counted. */
+  /** Hands a job back at a shutdown or a pause: pending again at once, its attempt not counted. */
   release(entry: HeldJob, reason: "shutdown" | "paused" = "shutdown"): void {
     if (entry.released) return;
     entry.released = true;
