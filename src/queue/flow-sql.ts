@@ -52,7 +52,7 @@ export class FlowSql {
 
   /**
    * A grouped claim on PostgreSQL without rate buckets: one call of `tickwork_claim_grouped`
-   * (migration 16) walks the groups and starts their jobs, each group under a lock of its own (not
+   * (migration 17) walks the groups and starts their jobs, each group under a lock of its own (not
    * the queue's: claims of other groups walk and start beside it). Claims at the same time start from
    * the same shared cursor; one that finds a group locked by another passes it and walks on, up to
    * GROUP_PROBES groups per group wanted beyond what it asks for. Only their last step, moving the

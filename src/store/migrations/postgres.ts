@@ -8,7 +8,7 @@ import type { Migration } from "./migration.js";
  * With `firsts` (step 15), v_firsts holds each group's first job in claim order when the walk saw it
  * due: a group that takes one job takes that one, without looking up its jobs again.
  */
-const startTakenGroups = (firsts: boolean) => `        IF array_length(v_groups, 1) > 0 THEN
+const startTakenGroups = (firsts: boolean, json = false) => `        IF array_length(v_groups, 1) > 0 THEN
           v_share := ceil(p_want::numeric / array_length(v_groups, 1));
           -- A group whose room, not its share, bounds what it takes may have due jobs left waiting on the cap.
           IF p_cap IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(v_groups, v_rooms) AS g(k, room)
@@ -41,28 +41,43 @@ const startTakenGroups = (firsts: boolean) => `        IF array_length(v_groups,
             WHERE j.id = picked.id AND j.status = 'pending'
             RETURNING j.*
           )
-          SELECT coalesce(jsonb_agg(to_jsonb(started)), '[]'::jsonb) INTO v_jobs FROM started;
+          SELECT ${json ? "coalesce(json_agg(started), '[]'::json)" : "coalesce(jsonb_agg(to_jsonb(started)), '[]'::jsonb)"} INTO v_jobs FROM started;
         END IF;
 `;
 
-const MOVE_CURSOR_AND_ANSWER = `        IF v_cursor IS NOT NULL AND v_cursor IS DISTINCT FROM v_start THEN
+const moveCursorAndAnswer = (json = false) => `        IF v_cursor IS NOT NULL AND v_cursor IS DISTINCT FROM v_start THEN
           INSERT INTO tickwork_group_cursors AS c (queue, group_key) VALUES (p_queue, v_cursor)
           ON CONFLICT (queue) DO UPDATE SET group_key = excluded.group_key
           WHERE CASE WHEN v_start < v_cursor THEN c.group_key >= v_start AND c.group_key < v_cursor
                      ELSE c.group_key >= v_start OR c.group_key < v_cursor END;
         END IF;
-        RETURN jsonb_build_object('jobs', v_jobs, 'paused', false, 'held', v_held, 'cursor', coalesce(v_cursor, p_after));
+        RETURN ${json ? "json" : "jsonb"}_build_object('jobs', v_jobs, 'paused', false, 'held', v_held, 'cursor', coalesce(v_cursor, p_after));
 `;
 
 /**
- * The grouped claim of migration steps 15 and 16, one text for both. With `depth` (step 16) it takes
+ * Step 17's room per taken group: its running jobs counted once, in a lateral join. Step 16's scalar
+ * subquery was copied into each of the four aggregates that read the room, and the statement was
+ * planned again on every call: 0.3 ms of a 1.9 ms claim of 32 jobs, against 0.03 ms this way.
+ */
+const RUNNING_PER_TAKEN_GROUP = `(SELECT t.k, t.ord, t.first, (p_cap - running.n) * CASE WHEN p_cap = 1 THEN greatest(p_depth, 1) ELSE 1 END AS room
+                FROM unnest(v_taken, v_taken_firsts) WITH ORDINALITY AS t(k, first, ord)
+                CROSS JOIN LATERAL (SELECT count(*)::integer AS n FROM tickwork_jobs r
+                                    WHERE r.queue = p_queue AND r.group_key = t.k AND r.status = 'running' AND r.group_key IS NOT NULL
+                                      AND r.lease_until >= p_now) AS running) AS g;`;
+
+/**
+ * The grouped claim of migration steps 15, 16 and 17, one text for all. From step 16 it takes
  * p_depth: under groupConcurrency 1, a group taken with none of its jobs running takes up to p_depth
  * of them, for a worker that runs them one after another (a claim then visits a p_depth-th of the
- * groups for the same jobs). Without it, step 15's SQL, unchanged.
+ * groups for the same jobs). From step 17 it answers json, not jsonb, and counts each taken group's
+ * running jobs once, in a lateral join. Each step's SQL is the text that step shipped with.
  */
-const claimGroupedFn = (depth: boolean) => `      ${depth ? "CREATE" : "CREATE OR REPLACE"} FUNCTION tickwork_claim_grouped(p_queue text, p_want integer, p_cap integer, p_weights jsonb, p_after text,
+const claimGroupedFn = (step: 15 | 16 | 17) => {
+  const depth = step >= 16;
+  const json = step >= 17;
+  return `      ${depth ? "CREATE" : "CREATE OR REPLACE"} FUNCTION tickwork_claim_grouped(p_queue text, p_want integer, p_cap integer, p_weights jsonb, p_after text,
                                                         p_now bigint, p_worker text, p_lease_until bigint, p_max_attempts integer, p_probes integer${depth ? ", p_depth integer DEFAULT 1" : ""})
-      RETURNS jsonb LANGUAGE plpgsql AS $fn$
+      RETURNS ${json ? "json" : "jsonb"} LANGUAGE plpgsql AS $fn$
       DECLARE
         v_paused text[];
         v_start text;
@@ -76,7 +91,7 @@ const claimGroupedFn = (depth: boolean) => `      ${depth ? "CREATE" : "CREATE O
         v_rooms integer[];
         v_held text;
         v_share integer;
-        v_jobs jsonb := '[]';
+        v_jobs ${json ? "json" : "jsonb"} := '[]';
         v_cursor text;${depth ? `
         -- With groupConcurrency 1, a group taken takes up to p_depth jobs (see migration 16).
         v_want_groups integer := CASE WHEN p_cap = 1 THEN ceil(p_want::numeric / greatest(p_depth, 1))::integer ELSE p_want END;` : ""}
@@ -84,7 +99,7 @@ const claimGroupedFn = (depth: boolean) => `      ${depth ? "CREATE" : "CREATE O
         PERFORM pg_advisory_xact_lock_shared(hashtextextended('tickwork_jobs/' || p_queue, 0));
         v_paused := ARRAY(SELECT z.group_key FROM tickwork_queue_pauses z WHERE z.queue = p_queue);
         IF '' = ANY(v_paused) THEN
-          RETURN jsonb_build_object('jobs', v_jobs, 'paused', true, 'held', 'paused', 'cursor', p_after);
+          RETURN ${json ? "json" : "jsonb"}_build_object('jobs', v_jobs, 'paused', true, 'held', 'paused', 'cursor', p_after);
         END IF;
         v_start := coalesce((SELECT c.group_key FROM tickwork_group_cursors c WHERE c.queue = p_queue), p_after, '');
         -- The step's probe reads the next group's first pending job in claim order (the group index's
@@ -142,16 +157,18 @@ const claimGroupedFn = (depth: boolean) => `      ${depth ? "CREATE" : "CREATE O
                  coalesce(array_agg(g.first ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
                  v_any_full OR coalesce(bool_or(g.room <= 0), false)
           INTO v_groups, v_rooms, v_firsts, v_any_full
-          FROM (SELECT t.k, t.ord, t.first, ${depth ? "(" : ""}p_cap - (SELECT count(*)::integer FROM tickwork_jobs r
+${json ? `          FROM ${RUNNING_PER_TAKEN_GROUP}
+` : `          FROM (SELECT t.k, t.ord, t.first, ${depth ? "(" : ""}p_cap - (SELECT count(*)::integer FROM tickwork_jobs r
                                                     WHERE r.queue = p_queue AND r.group_key = t.k AND r.status = 'running' AND r.group_key IS NOT NULL
                                                       AND r.lease_until >= p_now)${depth ? ") * CASE WHEN p_cap = 1 THEN greatest(p_depth, 1) ELSE 1 END" : ""} AS room
                 FROM unnest(v_taken, v_taken_firsts) WITH ORDINALITY AS t(k, first, ord)) AS g;
-        END IF;
+`}        END IF;
         v_held := CASE WHEN v_any_full THEN 'groupConcurrency' WHEN v_any_paused THEN 'paused' END;
-${startTakenGroups(true)}        v_cursor := coalesce(v_taken[array_length(v_taken, 1)], v_last);
-${MOVE_CURSOR_AND_ANSWER}      END
+${startTakenGroups(true, json)}        v_cursor := coalesce(v_taken[array_length(v_taken, 1)], v_last);
+${moveCursorAndAnswer(json)}      END
       $fn$;
 `;
+};
 
 /** PostgreSQL schema steps. Times are epoch ms in bigint, read from the engine's clock, never now(). */
 export const postgresMigrations: readonly Migration[] = [
@@ -801,7 +818,7 @@ export const postgresMigrations: readonly Migration[] = [
           v_rooms := v_rooms || v_room;
         END LOOP;
 ${startTakenGroups(false)}        v_cursor := coalesce(v_groups[array_length(v_groups, 1)], CASE WHEN v_visits > 0 THEN v_from END);
-${MOVE_CURSOR_AND_ANSWER}      END
+${moveCursorAndAnswer()}      END
       $fn$;
     `,
   },
@@ -831,7 +848,7 @@ ${MOVE_CURSOR_AND_ANSWER}      END
       -- without the wait, the rate of 4 processes on 1,000 groups moved by as much as the plain
       -- queue's beside it (noise), and a start lost in a crash of the server would let a group's next
       -- job start beside one still running.
-${claimGroupedFn(false)}    `,
+${claimGroupedFn(15)}    `,
   },
   {
     version: 16,
@@ -844,6 +861,19 @@ ${claimGroupedFn(false)}    `,
     // so that processes of the previous version, calling with 10 arguments, reach the same function.
     sql: `
       DROP FUNCTION tickwork_claim_grouped(text, integer, integer, jsonb, text, bigint, text, bigint, integer, integer);
-${claimGroupedFn(true)}    `,
+${claimGroupedFn(16)}    `,
+  },
+  {
+    version: 17,
+    name: "flow control: a grouped claim answers json and counts each group's running jobs once",
+    // Measured on one connection, 150 claims of 32 jobs from 1,000 groups (a job's run ended before
+    // the next claim): 1.9 ms a claim before, 1.15 ms after. Half the saving is the answer: to_jsonb
+    // parsed each row's json payload into jsonb, and the text sent was printed back from it;
+    // json_agg copies the payload's text. The rest is the room's count, planned once now (see
+    // RUNNING_PER_TAKEN_GROUP). The return type changes, so the function is dropped and created
+    // again; processes of the previous version read json as they read jsonb.
+    sql: `
+      DROP FUNCTION tickwork_claim_grouped(text, integer, integer, jsonb, text, bigint, text, bigint, integer, integer, integer);
+${claimGroupedFn(17)}    `,
   },
 ];
