@@ -46,10 +46,17 @@ export class Leases {
 
   constructor(private readonly deps: LeaseDeps) {}
 
-  /** Takes the leases of jobs just claimed or handed off; the heartbeat renews them from now on. */
-  hold(jobs: Job[]): HeldJob[] {
+  /**
+   * Takes the leases of jobs just claimed or handed off; the heartbeat renews them from now on.
+   * Claims answer the columns a start needs, not the lease they wrote: the job a handler gets says
+   * which worker holds it and until when, as a read of its row would.
+   */
+  hold(jobs: Job[], lease: { workerId: string; until: number }): HeldJob[] {
     const { logger } = this.deps;
-    const entries = jobs.map((job): HeldJob => ({ job, ctx: new AttemptContext(job, logger, this.deps.services), seq: ++this.seq, released: false }));
+    const entries = jobs.map((job): HeldJob => {
+      job.lease ??= { ...lease };
+      return { job, ctx: new AttemptContext(job, logger, this.deps.services), seq: ++this.seq, released: false };
+    });
     if (entries.length) this.arm();
     return entries;
   }

@@ -252,13 +252,14 @@ export class QueueWorker {
       this.reserved -= count;
       return true;
     };
+    const leaseUntil = this.deps.clock.now() + this.config.leaseMs;
     return {
       workerId: this.workerId,
-      leaseUntil: this.deps.clock.now() + this.config.leaseMs,
+      leaseUntil,
       take: (jobs) => {
         if (!close()) return;
         this.limiter.started(jobs.length);
-        const entries = this.leases.hold(jobs);
+        const entries = this.leases.hold(jobs, { workerId: this.workerId, until: leaseUntil });
         // Stopped meanwhile: the jobs go back to pending like any prefetched job.
         if (this.stopping || !this.active) return entries.forEach((entry) => this.leases.release(entry));
         this.buffer.push(...entries);
@@ -732,11 +733,12 @@ export class QueueWorker {
    */
   private async claim(limit: number, { asked = limit, cutBySlots = this.slotsShort, serialDepth = 1 } = {}): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
     const now = this.deps.clock.now();
+    const leaseUntil = now + this.config.leaseMs;
     const result = await this.deps.store.claim({
       queue: this.config.name,
       limit,
       now,
-      leaseUntil: now + this.config.leaseMs,
+      leaseUntil,
       workerId: this.workerId,
       queueMaxAttempts: this.config.maxAttempts,
       limits: this.claimLimits,
@@ -749,7 +751,7 @@ export class QueueWorker {
     // How long each started job waited since it was due: the time spent on the queue's limits.
     if (this.config.limits && result.jobs.length) this.deps.logger.debug("queue.limited_claim", { queue: this.config.name, started: result.jobs.length, waitedMs: result.jobs.map((j) => Math.max(0, now - j.runAt)) });
     this.limiter.started(result.jobs.length);
-    return { entries: this.leases.hold(result.jobs), result };
+    return { entries: this.leases.hold(result.jobs, { workerId: this.workerId, until: leaseUntil }), result };
   }
 
   /** Logs what holds the queue's claims back, once per change (`queue.throttled`, `queue.unthrottled`). */

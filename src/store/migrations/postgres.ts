@@ -8,6 +8,15 @@ import type { Migration } from "./migration.js";
  * With `firsts` (step 15), v_firsts holds each group's first job in claim order when the walk saw it
  * due: a group that takes one job takes that one, without looking up its jobs again.
  */
+/**
+ * What step 17's grouped claim answers per job: the plain claim's columns (queue/rows.ts,
+ * claimedColumns), copied here so that the step's SQL stays what it shipped with. The row's other
+ * columns (its result, progress, lease) mean nothing to a job just started.
+ */
+const CLAIMED_COLUMNS = `j.id, j.queue, j.key, j.group_key, j.status, j.priority, j.run_at, j.attempts, j.max_attempts, j.last_error, j.created_at, j.started_at, j.finished_at, j.payload,
+              CASE WHEN j.snoozes = 0 AND j.history IS NULL AND j.parent_id IS NULL AND j.children_total = 0 AND j.trace_context IS NULL THEN NULL
+                   ELSE json_build_array(j.snoozes, j.history, j.parent_id, j.children_total, j.children_waiting, j.children_failed, j.trace_context) END AS extra`;
+
 const startTakenGroups = (firsts: boolean, json = false) => `        IF array_length(v_groups, 1) > 0 THEN
           v_share := ceil(p_want::numeric / array_length(v_groups, 1));
           -- A group whose room, not its share, bounds what it takes may have due jobs left waiting on the cap.
@@ -39,7 +48,7 @@ const startTakenGroups = (firsts: boolean, json = false) => `        IF array_le
                 max_attempts = CASE WHEN j.max_attempts_from_queue THEN coalesce(p_max_attempts, j.max_attempts) ELSE j.max_attempts END
             FROM picked
             WHERE j.id = picked.id AND j.status = 'pending'
-            RETURNING j.*
+            RETURNING ${json ? CLAIMED_COLUMNS : "j.*"}
           )
           SELECT ${json ? "coalesce(json_agg(started), '[]'::json)" : "coalesce(jsonb_agg(to_jsonb(started)), '[]'::jsonb)"} INTO v_jobs FROM started;
         END IF;
