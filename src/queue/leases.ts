@@ -51,10 +51,10 @@ export class Leases {
    * Claims answer the columns a start needs, not the lease they wrote: the job a handler gets says
    * which worker holds it and until when, as a read of its row would.
    */
-  hold(jobs: Job[], lease: { workerId: string; until: number }): HeldJob[] {
-    const { logger } = this.deps;
+  hold(jobs: Job[], until: number): HeldJob[] {
+    const { logger, workerId } = this.deps;
     const entries = jobs.map((job): HeldJob => {
-      job.lease ??= { ...lease };
+      job.lease ??= { workerId, until };
       return { job, ctx: new AttemptContext(job, logger, this.deps.services), seq: ++this.seq, released: false };
     });
     if (entries.length) this.arm();

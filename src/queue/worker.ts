@@ -269,7 +269,7 @@ export class QueueWorker {
       take: (jobs) => {
         if (!close()) return;
         this.limiter.started(jobs.length);
-        const entries = this.leases.hold(jobs, { workerId: this.workerId, until: leaseUntil });
+        const entries = this.leases.hold(jobs, leaseUntil);
         // Stopped meanwhile: the jobs go back to pending like any prefetched job.
         if (this.stopping || !this.active) return entries.forEach((entry) => this.leases.release(entry));
         this.buffer.push(...entries);
@@ -761,7 +761,7 @@ export class QueueWorker {
     // How long each started job waited since it was due: the time spent on the queue's limits.
     if (this.config.limits && result.jobs.length) this.deps.logger.debug("queue.limited_claim", { queue: this.config.name, started: result.jobs.length, waitedMs: result.jobs.map((j) => Math.max(0, now - j.runAt)) });
     this.limiter.started(result.jobs.length);
-    return { entries: this.leases.hold(result.jobs, { workerId: this.workerId, until: leaseUntil }), result };
+    return { entries: this.leases.hold(result.jobs, leaseUntil), result };
   }
 
   /** Logs what holds the queue's claims back, once per change (`queue.throttled`, `queue.unthrottled`). */

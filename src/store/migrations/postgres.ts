@@ -1,14 +1,6 @@
 import type { Migration } from "./migration.js";
 
 /**
- * The end of a grouped claim (`tickwork_claim_grouped`, migration steps 14 and 15): the groups taken
- * (v_groups, with their room in v_rooms) share p_want evenly, each its weight's worth per round, and
- * their jobs start round-robin; then the cursor moves forward and the answer is built. One text in
- * both steps, so the two bodies cannot drift apart; step 14's SQL is unchanged by its extraction.
- * With `firsts` (step 15), v_firsts holds each group's first job in claim order when the walk saw it
- * due: a group that takes one job takes that one, without looking up its jobs again.
- */
-/**
  * What step 17's grouped claim answers per job: the plain claim's columns (queue/rows.ts,
  * claimedColumns), copied here so that the step's SQL stays what it shipped with. The row's other
  * columns (its result, progress, lease) mean nothing to a job just started.
@@ -17,6 +9,15 @@ const CLAIMED_COLUMNS = `j.id, j.queue, j.key, j.group_key, j.status, j.priority
               CASE WHEN j.snoozes = 0 AND j.history IS NULL AND j.parent_id IS NULL AND j.children_total = 0 AND j.trace_context IS NULL THEN NULL
                    ELSE json_build_array(j.snoozes, j.history, j.parent_id, j.children_total, j.children_waiting, j.children_failed, j.trace_context) END AS extra`;
 
+/**
+ * The end of a grouped claim (`tickwork_claim_grouped`, migration steps 14 and 15): the groups taken
+ * (v_groups, with their room in v_rooms) share p_want evenly, each its weight's worth per round, and
+ * their jobs start round-robin; then the cursor moves forward and the answer is built. One text in
+ * both steps, so the two bodies cannot drift apart; step 14's SQL is unchanged by its extraction.
+ * With `firsts` (step 15), v_firsts holds each group's first job in claim order when the walk saw it
+ * due: a group that takes one job takes that one, without looking up its jobs again. With `json`
+ * (step 17) the jobs are answered as json with the plain claim's columns.
+ */
 const startTakenGroups = (firsts: boolean, json = false) => `        IF array_length(v_groups, 1) > 0 THEN
           v_share := ceil(p_want::numeric / array_length(v_groups, 1));
           -- A group whose room, not its share, bounds what it takes may have due jobs left waiting on the cap.
@@ -84,9 +85,10 @@ const RUNNING_PER_TAKEN_GROUP = `(SELECT t.k, t.ord, t.first, (p_cap - running.n
 const claimGroupedFn = (step: 15 | 16 | 17) => {
   const depth = step >= 16;
   const json = step >= 17;
+  const answer = json ? "json" : "jsonb";
   return `      ${depth ? "CREATE" : "CREATE OR REPLACE"} FUNCTION tickwork_claim_grouped(p_queue text, p_want integer, p_cap integer, p_weights jsonb, p_after text,
                                                         p_now bigint, p_worker text, p_lease_until bigint, p_max_attempts integer, p_probes integer${depth ? ", p_depth integer DEFAULT 1" : ""})
-      RETURNS ${json ? "json" : "jsonb"} LANGUAGE plpgsql AS $fn$
+      RETURNS ${answer} LANGUAGE plpgsql AS $fn$
       DECLARE
         v_paused text[];
         v_start text;
@@ -100,7 +102,7 @@ const claimGroupedFn = (step: 15 | 16 | 17) => {
         v_rooms integer[];
         v_held text;
         v_share integer;
-        v_jobs ${json ? "json" : "jsonb"} := '[]';
+        v_jobs ${answer} := '[]';
         v_cursor text;${depth ? `
         -- With groupConcurrency 1, a group taken takes up to p_depth jobs (see migration 16).
         v_want_groups integer := CASE WHEN p_cap = 1 THEN ceil(p_want::numeric / greatest(p_depth, 1))::integer ELSE p_want END;` : ""}
@@ -108,7 +110,7 @@ const claimGroupedFn = (step: 15 | 16 | 17) => {
         PERFORM pg_advisory_xact_lock_shared(hashtextextended('tickwork_jobs/' || p_queue, 0));
         v_paused := ARRAY(SELECT z.group_key FROM tickwork_queue_pauses z WHERE z.queue = p_queue);
         IF '' = ANY(v_paused) THEN
-          RETURN ${json ? "json" : "jsonb"}_build_object('jobs', v_jobs, 'paused', true, 'held', 'paused', 'cursor', p_after);
+          RETURN ${answer}_build_object('jobs', v_jobs, 'paused', true, 'held', 'paused', 'cursor', p_after);
         END IF;
         v_start := coalesce((SELECT c.group_key FROM tickwork_group_cursors c WHERE c.queue = p_queue), p_after, '');
         -- The step's probe reads the next group's first pending job in claim order (the group index's
