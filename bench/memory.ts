@@ -118,8 +118,10 @@ async function runStore(backend: Backend): Promise<StoreResult> {
       concurrency: CONCURRENCY,
       handler: () => {
         handled++;
+        // Taken here, not on a later turn of the event loop: on SQLite a whole backlog can run in
+        // microtasks, and a checkpoint deferred with setImmediate came after the run's end (or never).
         const mark = marks.get(handled);
-        if (mark) setImmediate(() => checkpoint(mark));
+        if (mark) checkpoint(mark);
         if (room && enqueued - handled <= LOW) {
           room();
           room = undefined;
