@@ -367,7 +367,10 @@ export class Tickwork {
     this.checkWiring();
     this.started = true;
     if (this.store.subscribe) {
-      this.unsubscribe = await this.store.subscribe((queue) => (queue === "*" ? this.queueUnits.wakeAll() : this.queueUnits.wake(queue)));
+      this.unsubscribe = await this.store.subscribe(
+        (queue) => (queue === "*" ? this.queueUnits.wakeAll() : this.queueUnits.wake(queue)),
+        (handoff) => this.queueUnits.handed(handoff),
+      );
     }
     if (this.o.handleSignals) this.removeSignalHandler = onShutdownSignal(() => this.stop());
     await this.maintain();

@@ -17,6 +17,8 @@ type Waiter = { outcome: JobOutcome; resolve: (accepted: boolean) => void; rejec
 export class OutcomeBatcher {
   private waiting: Waiter[] = [];
   private writing: Promise<void> | null = null;
+  /** The outcomes being written. */
+  private batch: Waiter[] | null = null;
   private scheduled = false;
 
   constructor(
@@ -31,6 +33,11 @@ export class OutcomeBatcher {
 
   get size(): number {
     return this.waiting.length;
+  }
+
+  /** The job's outcome is waiting here or being written: the store may still show it running. */
+  holds(id: string): boolean {
+    return this.waiting.some((w) => w.outcome.id === id) || (this.batch?.some((w) => w.outcome.id === id) ?? false);
   }
 
   /** Resolves true when the outcome is recorded, false when the fence refused it (lease lost). */
@@ -67,6 +74,7 @@ export class OutcomeBatcher {
   private write(): Promise<void> {
     const batch = this.waiting.splice(0, this.maxBatch);
     if (batch.length === 0) return Promise.resolve();
+    this.batch = batch;
     this.writing = (async () => {
       try {
         const { refused, woke } = await this.store.settleMany({ outcomes: batch.map((w) => w.outcome), now: this.now() });
@@ -78,6 +86,7 @@ export class OutcomeBatcher {
         throw error;
       } finally {
         this.writing = null;
+        this.batch = null;
         if (this.waiting.length) this.schedule();
         this.onWritten();
       }

@@ -6,7 +6,8 @@ import { FlowControlledStore } from "./flow-store.js";
 import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, newJob, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
 import { endedChild, propagate, type EndedChild, type FlowEffects } from "./flow-tree.js";
 import { runBody, sqlTx } from "../db/sql-db.js";
-import type { InsertClaim, InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob, SettleResult } from "./store.js";
+import { PostgresSlotOffers } from "./postgres-offers.js";
+import type { HandedJobs, InsertClaim, InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob, SettleResult, SlotOffers } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
 
 /** The channel enqueues notify on; its payload is the queue name. */
@@ -14,6 +15,47 @@ export const JOBS_CHANNEL = "tickwork_jobs";
 
 /** The channel awaited jobs' ends and progress are signalled on; its payload is their ids, comma-separated. */
 export const JOB_EVENTS_CHANNEL = "tickwork_job_events";
+
+/** The channel a worker is sent the ids of jobs handed to it by another process's enqueue (see handoffPayload). */
+export const HANDOFFS_CHANNEL = "tickwork_handoffs";
+
+/** A row an insert answers: a job (with the worker it was handed to, if any), or a slot it took (id null). */
+type Answered = { id: string | null; key: string | null; handedTo?: string | null; leaseUntil?: string | null; maxAttempts?: number; slot?: string | null };
+
+/** A job an insert wrote claimed by another process's worker. */
+type Handed = { workerId: string; id: string; row: NewJobRow; leaseUntil: number; maxAttempts: number };
+
+/** A notification's payload: 8,000 bytes at most, with room to spare. */
+const NOTIFY_BYTES = 7_900;
+
+/**
+ * A hand-off's notification, JSON: the queue, the worker's id, the numbers of the slots taken (one
+ * per job, and one more per row that lost to a live job's key), and the jobs themselves (the payload
+ * as the enqueue wrote it, then the fields a start needs), so the worker starts them without reading
+ * them; when they do not fit in a notification, their ids, which the worker reads.
+ */
+export function handoffPayload(queue: string, workerId: string, now: number, jobs: Handed[], slots: string[]): string {
+  const head = `{"q":${JSON.stringify(queue)},"w":${JSON.stringify(workerId)},"s":[${slots.join(",")}],`;
+  const whole = `${head}"at":${now},"j":[${jobs
+    .map(({ id, row, maxAttempts }) => `[${JSON.stringify([id, row.key, row.priority, row.runAt, maxAttempts, row.traceContext ?? null]).slice(1, -1)},${row.payload}]`)
+    .join(",")}]}`;
+  if (whole.length * 3 <= NOTIFY_BYTES || new TextEncoder().encode(whole).length <= NOTIFY_BYTES) return whole;
+  return `${head}"i":${JSON.stringify(jobs.map((j) => j.id))}}`;
+}
+
+/** Reads a hand-off's notification; null if it is not one. */
+export function parseHandoff(payload: string): HandedJobs | null {
+  try {
+    const message = JSON.parse(payload) as { q: string; w: string; s: number[]; at?: number; j?: [string, string | null, number, number, number, string | null, unknown][]; i?: string[] };
+    if (!message.j) return { workerId: message.w, slots: message.s, ids: message.i ?? [] };
+    const jobs = message.j.map(([id, key, priority, runAt, maxAttempts, traceContext, payload]) =>
+      newJob(id, message.q, { key, priority, runAt, maxAttempts, ...(traceContext ? { traceContext } : {}) }, message.at!, true, payload),
+    );
+    return { workerId: message.w, slots: message.s, ids: jobs.map((job) => job.id), jobs };
+  } catch {
+    return null;
+  }
+}
 
 /** A notification's payload is at most 8,000 bytes: ids go in chunks well within it. */
 const IDS_PER_NOTIFY = 500;
@@ -52,9 +94,47 @@ function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean):
     : `WITH ins AS (${rows}) SELECT ins.id::text AS id, ins.key FROM ins`;
 }
 
+/**
+ * The insert of due rows outside a caller's transaction: each row takes a free slot an idle worker of
+ * some process offers (tickwork_offers), while there are any, and is written running under that
+ * worker's lease; the rest are written pending. A slot another enqueue is taking is passed over (SKIP
+ * LOCKED), never waited for. A slot taken is marked so (until 0) rather than deleted: the table sees
+ * thousands of takes a second and may never be vacuumed, and an update of a column no index holds
+ * leaves nothing behind that the next read of the page does not clear. The inserted rows come first,
+ * in order; then one row per slot taken (id null), whose numbers the worker is sent with the ids.
+ * $13 is the number of rows; traced rows add their contexts as $14.
+ */
+const insertOffered = (traced: boolean) => `
+  WITH picked AS (
+    SELECT s.worker_id, s.slot, row_number() OVER () AS n FROM (
+      SELECT worker_id, slot FROM tickwork_offers
+      WHERE queue = $1 AND until >= $3 AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = $1 AND group_key = '')
+      LIMIT $13
+      FOR UPDATE SKIP LOCKED
+    ) s
+  ), taken AS (
+    UPDATE tickwork_offers o SET until = 0 FROM picked p WHERE o.queue = $1 AND o.worker_id = p.worker_id AND o.slot = p.slot
+    RETURNING o.worker_id, o.slot, o.lease_ms, o.max_attempts, p.n
+  ), ins AS (
+    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, waited, created_at, attempts, worker_id, lease_until, started_at${traced ? ", trace_context" : ""})
+    SELECT $1, convert_from(substring($2::bytea FROM t.at FOR t.len), 'UTF8')::json, t.key, CASE WHEN o.worker_id IS NULL THEN 'pending' ELSE 'running' END,
+           t.priority, t.run_at, CASE WHEN o.worker_id IS NOT NULL AND t.from_queue THEN COALESCE(o.max_attempts, t.max_attempts) ELSE t.max_attempts END,
+           t.from_queue, t.group_key, coalesce(t.waited, false), $3::bigint,
+           CASE WHEN o.worker_id IS NULL THEN 0 ELSE 1 END, o.worker_id, $3::bigint + o.lease_ms, CASE WHEN o.worker_id IS NOT NULL THEN $3::bigint END${traced ? ", t.trace_context" : ""}
+    FROM unnest($4::int[], $5::int[], $6::text[], $7::int[], $8::bigint[], $9::int[], $10::boolean[], $11::text[], $12::boolean[]${traced ? ", $14::text[]" : ""})
+         WITH ORDINALITY AS t(at, len, key, priority, run_at, max_attempts, from_queue, group_key, waited, ${traced ? "trace_context, " : ""}ord)
+         LEFT JOIN taken o ON o.n = t.ord
+    ORDER BY t.ord
+    ON CONFLICT DO NOTHING
+    RETURNING id, key, worker_id, lease_until, max_attempts
+  )
+  SELECT ins.id::text AS id, ins.key, ins.worker_id AS "handedTo", ins.lease_until::text AS "leaseUntil", ins.max_attempts AS "maxAttempts", NULL::text AS slot FROM ins
+  UNION ALL
+  SELECT NULL, NULL, t.worker_id, NULL, NULL, t.slot::text FROM taken t`;
+
 const INSERTS = {
-  untraced: { notify: insertStatement("notify", false), quiet: insertStatement("quiet", false), claimed: insertStatement("claimed", false) },
-  traced: { notify: insertStatement("notify", true), quiet: insertStatement("quiet", true), claimed: insertStatement("claimed", true) },
+  untraced: { notify: insertStatement("notify", false), quiet: insertStatement("quiet", false), claimed: insertStatement("claimed", false), offered: insertOffered(false) },
+  traced: { notify: insertStatement("notify", true), quiet: insertStatement("quiet", true), claimed: insertStatement("claimed", true), offered: insertOffered(true) },
 };
 
 /**
@@ -279,10 +359,12 @@ export const FIND_KEY_HOLDERS = `SELECT * FROM tickwork_jobs WHERE queue = $1 AN
 export class PostgresQueueStore extends FlowControlledStore implements QueueStore {
   /** Wakes other processes' workers after an enqueue outside a caller's transaction committed. */
   private readonly announcer = new QueueAnnouncer((queue) => this.notify([queue]));
+  readonly offers: SlotOffers;
 
   constructor(private readonly db: PgExecutor) {
     const dialect = { postgres: true, payloadIsText: false };
     super(new FlowSql(db, dialect), new KeyedSql(db, dialect));
+    this.offers = new PostgresSlotOffers(db);
   }
 
   insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
@@ -339,12 +421,18 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       rows.some((r) => r.group) ? rows.map((r) => r.group ?? null) : [],
       rows.some((r) => r.waited) ? rows.map((r) => r.waited ?? false) : [],
     ];
+    // Due rows of no group may go to other processes' idle workers (see insertOffered); a row of a
+    // group stays pending, for the claims that know which groups are paused or full.
+    const offered = !claim && notify === "after-commit" && rows.every((r) => r.runAt <= now && !r.group);
     if (claim) params.push(claim.workerId, claim.leaseUntil);
+    else if (offered) params.push(rows.length);
     const traced = rows.some((r) => r.traceContext !== undefined);
     if (traced) params.push(rows.map((r) => r.traceContext ?? null));
     const statements = traced ? INSERTS.traced : INSERTS.untraced;
-    const inserted = await run<{ id: string; key: string | null }>(claim ? statements.claimed : notify === "inline" ? statements.notify : statements.quiet, params);
-    if (notify === "after-commit" && inserted.length) this.announcer.announce(queue);
+    const statement = claim ? statements.claimed : offered ? statements.offered : notify === "inline" ? statements.notify : statements.quiet;
+    const answered = await run<Answered>(statement, params);
+    const inserted = offered ? answered.filter((r): r is Answered & { id: string } => r.id !== null) : (answered as (Answered & { id: string })[]);
+    const handed: Handed[] = [];
     // RETURNING yields inserted rows in insertion order (the ORDER BY ord above). A keyed row that
     // is missing lost to a live job, or to an earlier row of this same batch.
     const results: (InsertResult | undefined)[] = new Array(rows.length);
@@ -356,11 +444,18 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       if (candidate && candidate.key === row.key && (row.key === null || !byKey.has(row.key))) {
         next++;
         if (row.key !== null) byKey.set(row.key, candidate.id);
-        results[i] = { id: candidate.id, duplicate: false };
+        if (candidate.handedTo) {
+          const handedTo = { workerId: candidate.handedTo, leaseUntil: Number(candidate.leaseUntil), maxAttempts: candidate.maxAttempts! };
+          results[i] = { id: candidate.id, duplicate: false, handedTo };
+          handed.push({ id: candidate.id, row, ...handedTo });
+        } else {
+          results[i] = { id: candidate.id, duplicate: false };
+        }
       } else if (row.key !== null && !byKey.has(row.key)) {
         missing.push(row.key);
       }
     });
+    if (notify === "after-commit" && answered.length) this.announce(queue, now, handed, answered);
     const holders = new Map<string, Job>();
     if (missing.length) {
       const live = await run<JobRow>(FIND_KEY_HOLDERS, [queue, missing]);
@@ -377,6 +472,23 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       }
       throw new Error(`tickwork: insert of key ${row.key} conflicted but no live job holds it`);
     });
+  }
+
+  /**
+   * Once an insert committed: each worker handed some of its rows is sent them (see handoffPayload),
+   * and the workers of every process are woken for the rest (see QueueAnnouncer). A hand-off's
+   * notification, like the announcement, goes without waiting for the WAL flush; lost, its jobs wait
+   * for their worker's next renewal of its offer, which finds them.
+   */
+  private announce(queue: string, now: number, handed: Handed[], answered: Answered[]): void {
+    const byWorker = new Map<string, { jobs: Handed[]; slots: string[] }>();
+    const of = (workerId: string) => byWorker.get(workerId) ?? byWorker.set(workerId, { jobs: [], slots: [] }).get(workerId)!;
+    for (const job of handed) of(job.workerId).jobs.push(job);
+    for (const row of answered) if (row.id === null && row.handedTo) of(row.handedTo).slots.push(row.slot!);
+    for (const [workerId, { jobs, slots }] of byWorker) {
+      this.db.query(NOTIFY, [HANDOFFS_CHANNEL, handoffPayload(queue, workerId, now, jobs, slots)]).catch(() => {});
+    }
+    if (answered.some((row) => row.id !== null && !row.handedTo)) this.announcer.announce(queue);
   }
 
   async claimDue({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {

@@ -175,16 +175,21 @@ export class Queue<P = unknown> {
       written = tx ? { results: await store.insertMany({ queue: this.name, rows: full, now, tx }), now, claimed: false } : await this.inserts.add(full);
     }
     const { results, now: writtenAt, claimed } = written;
-    const jobs = results.map((result, i): EnqueuedJob<P> =>
-      result.duplicate ? { ...(result.existing as Job<P>), duplicate: true } : { ...newJob(result.id, this.name, rows[i]!, writtenAt, claimed, items[i]!.payload), duplicate: false },
-    );
+    const jobs = results.map((result, i): EnqueuedJob<P> => {
+      if (result.duplicate) return { ...(result.existing as Job<P>), duplicate: true };
+      const { handedTo } = result;
+      const job = newJob(result.id, this.name, rows[i]!, writtenAt, claimed || handedTo !== undefined, items[i]!.payload);
+      // Handed to another process's worker: the row is running under its lease.
+      if (handedTo) Object.assign(job, { maxAttempts: handedTo.maxAttempts, lease: { workerId: handedTo.workerId, until: handedTo.leaseUntil } });
+      return { ...job, duplicate: false };
+    });
     const { logger } = this.deps;
     if (logger.enabled("debug")) {
       for (const job of jobs) logger.debug("job.enqueued", { queue: this.name, id: job.id, key: job.key, runAt: job.runAt, duplicate: job.duplicate });
     }
     // Inside the caller's transaction the job is not visible yet; the NOTIFY sent at commit wakes workers.
     // A job handed off is already running here, and a duplicate adds nothing: nobody needs waking.
-    if (!tx && !claimed && results.some((r) => !r.duplicate)) this.deps.worker?.wake();
+    if (!tx && !claimed && results.some((r) => !r.duplicate && !r.handedTo)) this.deps.worker?.wake();
     return jobs;
   }
 

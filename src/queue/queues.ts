@@ -11,7 +11,7 @@ import { parseQueueOptions, type BatchQueueOptions, type EnqueueOptions, type Qu
 import { Pruner, type Retention } from "./pruner.js";
 import { Queue } from "./queue.js";
 import { Rescuer } from "./rescuer.js";
-import type { QueueStore } from "./store.js";
+import type { HandedJobs, QueueStore } from "./store.js";
 import { JobWaits } from "./waits.js";
 import { MAX_FLOW_JOBS } from "./flows.js";
 
@@ -158,6 +158,17 @@ export class Queues {
 
   wakeAll(): void {
     for (const worker of this.workers.values()) worker.wake();
+  }
+
+  /**
+   * Jobs another process enqueued into the offered slots of `workerId` (see SlotOffer), if it is a
+   * worker of this process; `*` for every worker: notifications may have been missed.
+   */
+  handed(handoff: HandedJobs | "*"): void {
+    for (const worker of this.workers.values()) {
+      if (handoff === "*") worker.handed("*");
+      else if (worker.workerId === handoff.workerId) return worker.handed(handoff);
+    }
   }
 
   /** Aborts a cancelled job's signal if a worker of this process holds it; true if one did. */

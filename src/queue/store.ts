@@ -32,6 +32,13 @@ export interface QueueStore {
   insertSliced?(params: { queue: string; rows: RowSlices; now: number }): Promise<InsertResult[]>;
 
   /**
+   * Offers of idle workers' free slots to the enqueues of other processes, which write jobs already
+   * claimed for them (a hand-off across processes). Optional: a store whose workers all live in one
+   * process (SQLite) hands off in that process only (see QueueWorker.handoff).
+   */
+  readonly offers?: SlotOffers;
+
+  /**
    * Moves up to `limit` due pending jobs of `queue` to running (priority, then runAt, then id),
    * counting an attempt and granting `workerId` a lease until `leaseUntil`. `queueMaxAttempts`, the
    * claiming worker's `retry.maxAttempts`, becomes the maxAttempts of those jobs that did not set
@@ -226,7 +233,14 @@ export interface InsertClaim {
   leaseUntil: number;
 }
 
-export type InsertResult = { id: string; duplicate: false } | { id: string; duplicate: true; existing: Job };
+/**
+ * A row's result: the job written, or the live job holding its key. `handedTo`: the job was written
+ * running, handed to an idle worker of another process (see SlotOffers), with that worker's lease
+ * and its retry.maxAttempts if the job took its queue's.
+ */
+export type InsertResult =
+  | { id: string; duplicate: false; handedTo?: { workerId: string; leaseUntil: number; maxAttempts: number } }
+  | { id: string; duplicate: true; existing: Job };
 
 /** How a job's attempt settles, as the worker records it (`settleMany`). */
 export type JobOutcome =
@@ -361,4 +375,36 @@ export interface GroupCounts {
   group: string;
   pending: number;
   running: number;
+}
+
+/**
+ * A worker's offer of free slots, one row per slot (numbered from 1): an enqueue in any process takes
+ * the slots it fills, writes its jobs running under the worker's lease, and sends the worker their
+ * ids and the slots' numbers. A slot offered lapses at `until` unless renewed.
+ */
+export interface SlotOffers {
+  /**
+   * Offers `slots` until `until`; with `instead`, withdraws the worker's other slots. A job handed to
+   * the worker runs `leaseMs` from its enqueue and takes `maxAttempts` (the worker's
+   * retry.maxAttempts) as a claim would.
+   */
+  offer(params: { queue: string; workerId: string; slots: number[]; until: number; leaseMs: number; maxAttempts: number | null; instead: boolean }): Promise<void>;
+  /** Renews those of `slots` not taken to `until`; answers the ids of the jobs handed to the worker and still running under its id. */
+  renew(params: { queue: string; workerId: string; slots: number[]; until: number }): Promise<string[]>;
+  /** Withdraws every slot the worker offers. */
+  withdraw(params: { queue: string; workerId: string }): Promise<void>;
+  /** The jobs of `ids` running under `workerId`'s lease; ended, rescued or unknown ones are left out. */
+  handed(params: { ids: string[]; workerId: string }): Promise<Job[]>;
+}
+
+/**
+ * Jobs another process enqueued into a worker's offered slots, as its notification tells them: the
+ * slots taken, the jobs' ids, and the jobs themselves when they fit in the notification (otherwise
+ * the worker reads them by id).
+ */
+export interface HandedJobs {
+  workerId: string;
+  slots: number[];
+  ids: string[];
+  jobs?: Job[];
 }

@@ -11,9 +11,10 @@ import type { QueueConfig } from "./options.js";
 import { OutcomeBatcher } from "./outcomes.js";
 import { ProgressWriter } from "./progress.js";
 import type { JobWaits } from "./waits.js";
+import { SlotOffer } from "./offers.js";
 import { RateLimiter } from "./rate-limit.js";
 import { Slots } from "./slots.js";
-import type { ClaimHold, ClaimLimits, ClaimResult, QueueStore } from "./store.js";
+import type { ClaimHold, ClaimLimits, ClaimResult, HandedJobs, QueueStore } from "./store.js";
 
 /**
  * How soon a worker held back by a concurrency limit looks again: a slot freed by another process
@@ -134,6 +135,8 @@ export class QueueWorker {
   /** What held the last claim back, logged once per change (`queue.throttled`). */
   private lastHold: ClaimHold | null = null;
   private whenEmpty: (() => void)[] = [];
+  /** This worker's offer of its free slots to other processes' enqueues, when the store takes offers (see SlotOffer). */
+  private readonly offer: SlotOffer | null;
   /** Slots promised to hand-offs whose insert is still on its way. */
   private reserved = 0;
   /** Jobs per claim now; grows from `config.batchSize` while the worker starves (adaptiveBatch). */
@@ -145,6 +148,7 @@ export class QueueWorker {
   /** Samples in those averages: they start at 0, so they mean little before a dozen or so. */
   private jobsTimed = 0;
   private claimsTimed = 0;
+  private claimsSent = 0;
   /** When this worker last let the event loop run: a yield, or the end of its last busy spell. */
   private lastYield = Date.now();
 
@@ -184,6 +188,18 @@ export class QueueWorker {
       storeError: (operation, error) => this.storeError(operation, error),
     });
     this.limiter = new RateLimiter(config.rateLimit, clock);
+    // Shared limits, pauses of groups and a rate are the claim's to apply, and a batch gathers its
+    // jobs from claims: only a plain queue's worker takes jobs it never claimed.
+    this.offer =
+      store.offers && !config.limits && !config.batch && !config.rateLimit
+        ? new SlotOffer({
+            offers: store.offers, clock, queue: config.name, workerId: this.workerId, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts,
+            free: () => this.config.concurrency - this.running.size - this.buffer.length - this.reserved,
+            holds: (id) => this.running.has(id) || this.buffer.some((e) => e.job.id === id) || this.outcomes.holds(id),
+            take: (jobs) => this.takeHanded(jobs),
+            storeError: (operation, error) => this.storeError(operation, error),
+          })
+        : null;
     const { globalConcurrency, ...rest } = config.limits ?? { buckets: [], grouped: false };
     this.claimLimits = rest.grouped || rest.buckets.length > 0 ? rest : undefined;
     this.paced = rest.buckets.length > 0 || rest.groupRate !== undefined;
@@ -279,6 +295,22 @@ export class QueueWorker {
     };
   }
 
+  /** Jobs enqueued by another process into this worker's offered slots (see SlotOffer); `*`: some may have gone unheard. */
+  handed(handoff: HandedJobs | "*"): void {
+    if (!this.offer) return;
+    if (handoff === "*") this.offer.lookAgain();
+    else this.offer.received(handoff);
+  }
+
+  /** Holds jobs handed to this worker by another process, and starts them as slots free. */
+  private takeHanded(jobs: Job[]): void {
+    const entries = this.leases.hold(jobs, this.deps.clock.now() + this.config.leaseMs);
+    // Stopped meanwhile: the jobs go back to pending like any prefetched job.
+    if (this.stopping || !this.active) return entries.forEach((entry) => this.leases.release(entry));
+    this.buffer.push(...entries);
+    this.pump();
+  }
+
   /**
    * Stops claiming, hands prefetched jobs back, waits up to `graceMs` for running jobs, then aborts
    * and releases the rest so another worker can take them at once instead of after their lease.
@@ -290,6 +322,8 @@ export class QueueWorker {
     // A claim may still be on its way (or yielding before it starts); it releases what it gets.
     await this.claimInFlight;
     await this.idleCheck;
+    // The offer is withdrawn first: jobs handed here that were not heard of go back with the rest.
+    if (this.offer) this.takeHanded(await this.offer.stop());
     for (const entry of this.buffer.splice(0)) this.leases.release(entry);
     // A batch still gathering runs now with what it has: no more jobs are coming.
     while (this.gathering.length) this.runGathered();
@@ -315,6 +349,7 @@ export class QueueWorker {
   pausedHere(group: string | null = null): void {
     if (group === null) {
       this.paused = true;
+      this.offer?.busy();
       for (const entry of this.buffer.splice(0)) this.leases.release(entry, "paused");
       return;
     }
@@ -342,7 +377,12 @@ export class QueueWorker {
     // its size). Jobs slower than a round trip keep the batch small, so prefetch never hoards them.
     const waiting = this.claiming || this.outcomes.size > 0;
     if (waiting && !this.exhausted && this.buffer.length === 0 && this.running.size < capacity && this.fasterThanRoundTrip) this.grow();
-    if (this.claiming || this.exhausted) return this.lingerSlots();
+    if (this.claiming || this.exhausted) {
+      // Idle: nothing due that this worker knows of. Other processes' enqueues may fill its free slots.
+      if (this.exhausted && !this.claiming && !this.paused) this.offer?.idle();
+      return this.lingerSlots();
+    }
+    this.offer?.busy();
     this.clearLetGo();
     if (this.slots?.shouldAsk(this.config.concurrency, HOLD_POLL_MS)) {
       this.claimInFlight = this.askSlots();
@@ -472,8 +512,12 @@ export class QueueWorker {
       await this.yieldIfBusy();
       const sent = performance.now();
       const { entries: jobs, result } = await this.claim(limit, { serialDepth });
-      this.roundTripMs += (performance.now() - sent - this.roundTripMs) / 8;
-      this.claimsTimed++;
+      // A worker's first claim parses and plans its statement on a connection that never ran it and
+      // loads the tables' catalog entries (20-50 ms on a small host): no measure of a round trip.
+      if (this.claimsSent++ > 0) {
+        this.roundTripMs += (performance.now() - sent - this.roundTripMs) / 8;
+        this.claimsTimed++;
+      }
       if (this.stopping) {
         for (const entry of jobs) this.leases.release(entry);
         return;

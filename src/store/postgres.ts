@@ -1,7 +1,7 @@
 // Types only: `pg` is an optional peer, loaded when postgres() is called.
 import type pg from "pg";
 import { requirePeer } from "./peer.js";
-import { JOBS_CHANNEL, JOB_EVENTS_CHANNEL, PostgresQueueStore } from "../queue/postgres.js";
+import { HANDOFFS_CHANNEL, JOBS_CHANNEL, JOB_EVENTS_CHANNEL, PostgresQueueStore, parseHandoff } from "../queue/postgres.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
 import { SqlIdempotencyStore } from "../idempotency/sql.js";
@@ -61,10 +61,21 @@ export function postgres(config: string | PostgresOptions): Store {
       const [row] = found?.t ? await executor.query<{ v: number | null }>(`SELECT max(version) AS v FROM tickwork_migrations`) : [];
       return { current: row?.v ?? 0, latest: latestVersion(postgresMigrations) };
     },
-    subscribe: (onJobs) => listen(driver, connection, options.pool, JOBS_CHANNEL, onJobs),
+    subscribe: (onJobs, onHanded) =>
+      listen(driver, connection, options.pool, {
+        [JOBS_CHANNEL]: onJobs,
+        ...(onHanded
+          ? {
+              [HANDOFFS_CHANNEL]: (payload: string) => {
+                const handoff = payload === "*" ? "*" : parseHandoff(payload);
+                if (handoff) onHanded(handoff);
+              },
+            }
+          : {}),
+      }),
     // Its own connection, opened at the first wait: a producer process that only enqueues and waits
     // never starts workers, so it has no other listener.
-    subscribeJobs: (onJob) => listen(driver, connection, options.pool, JOB_EVENTS_CHANNEL, (ids) => (ids === "*" ? onJob("*") : ids.split(",").forEach(onJob))),
+    subscribeJobs: (onJob) => listen(driver, connection, options.pool, { [JOB_EVENTS_CHANNEL]: (ids) => (ids === "*" ? onJob("*") : ids.split(",").forEach(onJob)) }),
     async close() {
       if (ownsPool) await pool.end();
     },
@@ -72,10 +83,11 @@ export function postgres(config: string | PostgresOptions): Store {
 }
 
 /**
- * A dedicated connection that LISTENs on `channel`. If it drops, it reconnects with backoff and then
- * reports `*` (anything may have been notified meanwhile), so no signal is lost for good.
+ * A dedicated connection that LISTENs on some channels, each with its handler. If it drops, it
+ * reconnects with backoff and then reports `*` to every handler (anything may have been notified
+ * meanwhile), so no signal is lost for good.
  */
-async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: PostgresPool | undefined, channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>> {
+async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: PostgresPool | undefined, channels: Record<string, (payload: string) => void>): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -84,11 +96,11 @@ async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: Postgr
 
   const connect = async (): Promise<void> => {
     const c = new driver.Client(config);
-    c.on("notification", (msg) => onPayload(msg.payload ?? "*"));
+    c.on("notification", (msg) => channels[msg.channel]?.(msg.payload ?? "*"));
     c.on("error", () => reconnect(c));
     c.on("end", () => reconnect(c));
     await c.connect();
-    await c.query(`LISTEN ${channel}`);
+    for (const channel of Object.keys(channels)) await c.query(`LISTEN ${channel}`);
     client = c;
     delay = 100;
   };
@@ -99,7 +111,7 @@ async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: Postgr
     const attempt = () => {
       if (stopped) return;
       connect().then(
-        () => onPayload("*"),
+        () => Object.values(channels).forEach((onPayload) => onPayload("*")),
         () => {
           delay = Math.min(delay * 2, 5_000);
           retryTimer = setTimeout(attempt, delay);

@@ -1,4 +1,4 @@
-import type { QueueStore } from "../queue/store.js";
+import type { HandedJobs, QueueStore } from "../queue/store.js";
 import type { ScheduleStore } from "../schedule/store.js";
 import type { CacheStore } from "../cache/store.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
@@ -23,10 +23,12 @@ export interface Store {
   /** The schema version in the database, and the latest this code knows. */
   schemaVersion(): Promise<{ current: number; latest: number }>;
   /**
-   * Cross-process wake-ups: `onJobs(queue)` is called when another process enqueues. Stores that
-   * cannot notify leave it out, and the engine falls back to a poll interval it announces.
+   * Cross-process wake-ups: `onJobs(queue)` is called when another process enqueues, and `onHanded`
+   * when it enqueued jobs into the offered slots of a worker (see QueueStore.offers); each is called
+   * with `*` when signals may have been missed (a dropped connection). Stores that cannot notify
+   * leave it out, and the engine falls back to a poll interval it announces.
    */
-  subscribe?(onJobs: (queue: string) => void): Promise<() => Promise<void>>;
+  subscribe?(onJobs: (queue: string) => void, onHanded?: (handoff: HandedJobs | "*") => void): Promise<() => Promise<void>>;
   /**
    * Signals about awaited jobs (`QueueStore.watch`, `waited` rows) from every process: `onJob(id)`
    * when one ended or reported progress, `onJob("*")` when signals may have been missed (a dropped

@@ -36,6 +36,8 @@ class RecordingPool extends pg.Pool {
     const named = this.sent.slice(from).map((sql) => {
       const text = sql.replace(/\s+/g, " ").trim();
       if (text.startsWith("WITH ins AS ( INSERT")) return text.includes("pg_notify") ? "INSERT+NOTIFY" : "INSERT";
+      // The insert outside a transaction, which may take slots idle workers of other processes offer.
+      if (text.startsWith("WITH picked AS") && text.includes("INSERT INTO tickwork_jobs")) return "INSERT";
       return text.startsWith("SELECT") && text.includes("pg_notify") ? "NOTIFY" : text.split(" ")[0]!;
     });
     return withoutNotifies ? named.filter((s) => s !== "NOTIFY") : named;

@@ -887,4 +887,26 @@ ${claimGroupedFn(16)}    `,
       DROP FUNCTION tickwork_claim_grouped(text, integer, integer, jsonb, text, bigint, text, bigint, integer, integer, integer);
 ${claimGroupedFn(17)}    `,
   },
+  {
+    version: 18,
+    name: "hand-offs across processes: idle workers offer their free slots to other processes' enqueues",
+    sql: `
+      -- An idle worker's free slots, one row each, which an enqueue in any process may take: it
+      -- deletes the rows it takes, writes its jobs already claimed by their workers and notifies each
+      -- worker of its jobs' ids, so they start without a claim. A row per slot, so enqueues that commit
+      -- at the same time take different rows rather than wait on one. Unlogged: nothing here is worth
+      -- a WAL write or outlives its worker (an offer lasts a couple of seconds unless renewed).
+      -- An enqueue takes a row only while until is ahead of its clock; its job's lease runs lease_ms
+      -- from the enqueue, and max_attempts stands in for the queue's default as a claim's would.
+      CREATE UNLOGGED TABLE tickwork_offers (
+        queue        text    NOT NULL,
+        worker_id    text    NOT NULL,
+        slot         bigint  NOT NULL,
+        until        bigint  NOT NULL,
+        lease_ms     bigint  NOT NULL,
+        max_attempts integer,
+        PRIMARY KEY (queue, worker_id, slot)
+      );
+    `,
+  },
 ];
