@@ -194,7 +194,8 @@ export class QueueWorker {
       store.offers && !config.limits && !config.batch && !config.rateLimit
         ? new SlotOffer({
             offers: store.offers, clock, queue: config.name, workerId: this.workerId, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts,
-            free: () => this.config.concurrency - this.running.size - this.buffer.length - this.reserved,
+            // Jobs faster than a round trip are offered a second capacity, as a claim would prefetch one.
+            free: () => (this.fasterThanRoundTrip ? 2 : 1) * this.config.concurrency - this.running.size - this.buffer.length - this.reserved,
             holds: (id) => this.running.has(id) || this.buffer.some((e) => e.job.id === id) || this.outcomes.holds(id),
             take: (jobs) => this.takeHanded(jobs),
             storeError: (operation, error) => this.storeError(operation, error),
