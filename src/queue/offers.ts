@@ -79,7 +79,7 @@ export class SlotOffer {
     this.sync();
   }
 
-  /** The worker is busy (claiming a backlog, paused, stopping): the offer lapses unless it is idle again. */
+  /** The worker is behind (it claimed a backlog), paused or stopping: the offer lapses unless it is idle again. */
   busy(): void {
     this.open = false;
     this.clearRenew();

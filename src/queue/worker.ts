@@ -383,7 +383,6 @@ export class QueueWorker {
       if (this.exhausted && !this.claiming && !this.paused) this.offer?.idle();
       return this.lingerSlots();
     }
-    this.offer?.busy();
     this.clearLetGo();
     if (this.slots?.shouldAsk(this.config.concurrency, HOLD_POLL_MS)) {
       this.claimInFlight = this.askSlots();
@@ -524,6 +523,9 @@ export class QueueWorker {
         return;
       }
       this.buffer.push(...jobs);
+      // A full claim: a backlog is waiting, and jobs handed over now would overtake it. The offer
+      // lapses until the worker has caught up. A claim for jobs announced to it leaves the offer be.
+      if (jobs.length >= limit) this.offer?.busy();
       if (result.held && jobs.length < limit) {
         // Due jobs wait on a limit or a pause, not on time: look again when a token comes back, a
         // little later for a slot another process frees, and after a poll (or a resume's wake-up)
