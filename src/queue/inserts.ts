@@ -11,14 +11,12 @@ export interface Written {
 type Waiter = { rows: NewJobRow[]; resolve: (written: Written) => void; reject: (error: unknown) => void };
 
 /**
- * Coalesces a queue's concurrent enqueues into few inserts. An enqueue is written at once (after the
- * current turn of the event loop, which gathers enqueues made in the same turn) while fewer than
- * `inFlight` inserts of the queue are on their way; enqueues that arrive while that many are wait
- * for one and then go together. So a quiet queue's enqueue never waits for another's round trip, and
- * a server handling many requests that each enqueue a job pays a few statements and commits per
- * round trip, not one per job: measured under 2,000 single enqueues a second on PostgreSQL, that is
- * the difference between a store that keeps up with its workers and one that does not (see
- * docs/concepts/batching.md).
+ * Coalesces a queue's concurrent enqueues into one insert. An enqueue on a quiet queue is written at
+ * once (after the current turn of the event loop, which gathers enqueues made in the same turn);
+ * enqueues that arrive while an insert is on its way wait for it and then go together. So a server
+ * handling many requests that each enqueue a job pays one statement and one commit per round trip,
+ * not one per job: measured under 2,000 single enqueues a second on PostgreSQL, that is the
+ * difference between a store that keeps up with its workers and one that does not (see docs/concepts/batching.md).
  *
  * Each call keeps its own outcome: a combined insert the server refused is written again call by call,
  * so one call's bad row fails that call only. A lost connection fails every call of the batch (it may
@@ -26,41 +24,32 @@ type Waiter = { rows: NewJobRow[]; resolve: (written: Written) => void; reject: 
  */
 export class InsertBatcher {
   private waiting: Waiter[] = [];
-  private sending = 0;
-  private scheduled = false;
+  private busy = false;
 
   constructor(
     private readonly write: (rows: NewJobRow[]) => Promise<Written>,
     /** Rows per combined insert; a call with more goes alone, as it came. */
     private readonly maxRows = 1_000,
-    /** Inserts on their way at once. */
-    private readonly inFlight = 2,
   ) {}
 
   /** Writes `rows` (with other calls' rows or alone) and resolves with their results. */
   add(rows: NewJobRow[]): Promise<Written> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ rows, resolve, reject });
-      if (this.scheduled || this.sending >= this.inFlight) return;
-      this.scheduled = true;
-      queueMicrotask(() => {
-        this.scheduled = false;
-        this.drain();
-      });
+      if (this.busy) return;
+      this.busy = true;
+      queueMicrotask(() => void this.drain());
     });
   }
 
-  private drain(): void {
-    while (this.waiting.length && this.sending < this.inFlight) {
+  private async drain(): Promise<void> {
+    while (this.waiting.length) {
       let count = 0;
       let take = 0;
       while (take < this.waiting.length && (take === 0 || count + this.waiting[take]!.rows.length <= this.maxRows)) count += this.waiting[take++]!.rows.length;
-      this.sending++;
-      void this.send(this.waiting.splice(0, take)).finally(() => {
-        this.sending--;
-        this.drain();
-      });
+      await this.send(this.waiting.splice(0, take));
     }
+    this.busy = false;
   }
 
   private async send(batch: Waiter[]): Promise<void> {
