@@ -127,12 +127,29 @@ export class SlotOffer {
     }
   }
 
+  /** Withdraws offered slots beyond what is free now (the worker took jobs some other way). */
+  fit(): void {
+    if (this.open && !this.stopped && this.offered.size > this.free()) this.sync();
+  }
+
+  private free(): number {
+    return Math.max(0, this.deps.free() - this.reading);
+  }
+
   private sync(): void {
     if (this.sending) {
       this.again = true;
       return;
     }
-    const free = this.deps.free() - this.reading;
+    const free = this.free();
+    if (this.offered.size > free) {
+      // More offered than free: the excess is withdrawn, the rest offered again in place of all.
+      this.instead = true;
+      for (const slot of [...this.offered].slice(free)) {
+        this.offered.delete(slot);
+        this.spare.push(slot);
+      }
+    }
     const want = Math.min(free - this.offered.size, this.spare.length);
     // Topped up once half of what is free is no longer offered: a statement per few jobs rather than per job.
     if (!this.instead && (want <= 0 || this.offered.size > free / 2)) {
@@ -148,12 +165,14 @@ export class SlotOffer {
     });
   }
 
-  private async send(slots: number[]): Promise<void> {
+  /** Offers `more` slots; in place of every other slot of the worker (but those it still offers) when `instead` is set. */
+  private async send(more: number[]): Promise<void> {
     const { offers, clock, queue, workerId, leaseMs, maxAttempts } = this.deps;
     const instead = this.instead;
     this.instead = false;
     // Counted as offered from the start: a notification of one taken may come before the answer.
-    for (const slot of slots) this.offered.add(slot);
+    for (const slot of more) this.offered.add(slot);
+    const slots = instead ? [...this.offered] : more;
     try {
       await offers.offer({ queue, workerId, slots, until: clock.now() + OFFER_MS, leaseMs, maxAttempts, instead });
       this.armRenew();

@@ -102,13 +102,14 @@ function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean):
  * thousands of takes a second and may never be vacuumed, and an update of a column no index holds
  * leaves nothing behind that the next read of the page does not clear. The inserted rows come first,
  * in order; then one row per slot taken (id null), whose numbers the worker is sent with the ids.
- * $13 is the number of rows; traced rows add their contexts as $14.
+ * $13 is the number of rows, $14 a worker passed over ('' for none); traced rows add their contexts
+ * as $15.
  */
 const insertOffered = (traced: boolean) => `
   WITH picked AS (
     SELECT s.worker_id, s.slot, row_number() OVER () AS n FROM (
       SELECT worker_id, slot FROM tickwork_offers
-      WHERE queue = $1 AND until >= $3 AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = $1 AND group_key = '')
+      WHERE queue = $1 AND until >= $3 AND worker_id <> $14 AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = $1 AND group_key = '')
       LIMIT $13
       FOR UPDATE SKIP LOCKED
     ) s
@@ -121,7 +122,7 @@ const insertOffered = (traced: boolean) => `
            t.priority, t.run_at, CASE WHEN o.worker_id IS NOT NULL AND t.from_queue THEN COALESCE(o.max_attempts, t.max_attempts) ELSE t.max_attempts END,
            t.from_queue, t.group_key, coalesce(t.waited, false), $3::bigint,
            CASE WHEN o.worker_id IS NULL THEN 0 ELSE 1 END, o.worker_id, $3::bigint + o.lease_ms, CASE WHEN o.worker_id IS NOT NULL THEN $3::bigint END${traced ? ", t.trace_context" : ""}
-    FROM unnest($4::int[], $5::int[], $6::text[], $7::int[], $8::bigint[], $9::int[], $10::boolean[], $11::text[], $12::boolean[]${traced ? ", $14::text[]" : ""})
+    FROM unnest($4::int[], $5::int[], $6::text[], $7::int[], $8::bigint[], $9::int[], $10::boolean[], $11::text[], $12::boolean[]${traced ? ", $15::text[]" : ""})
          WITH ORDINALITY AS t(at, len, key, priority, run_at, max_attempts, from_queue, group_key, waited, ${traced ? "trace_context, " : ""}ord)
          LEFT JOIN taken o ON o.n = t.ord
     ORDER BY t.ord
@@ -367,13 +368,13 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     this.offers = new PostgresSlotOffers(db);
   }
 
-  insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
+  insertMany({ queue, rows, now, tx, claim, passOver }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
     // Inside a caller's transaction the notify must be part of it (it fires at their commit).
     if (tx) return this.insert(async (sql, params) => (await tx.query(sql, params)).rows as never[], { queue, rows, now, notify: "inline" });
     // A hand-off is running here already: nobody else is to be woken.
     if (claim) return this.insert(this.db.query.bind(this.db), { queue, rows, now, claim, notify: "none" });
     // Notified after the commit rather than in the insert: see NOTIFY.
-    return this.insert(this.db.query.bind(this.db), { queue, rows, now, notify: "after-commit" });
+    return this.insert(this.db.query.bind(this.db), { queue, rows, now, notify: "after-commit", passOver });
   }
 
   async insertSliced({ queue, rows, now }: Parameters<NonNullable<QueueStore["insertSliced"]>>[0]): Promise<InsertResult[]> {
@@ -405,7 +406,10 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
    * One insert statement. `notify`: in the statement (it fires when it commits, for a caller's
    * transaction), none, or once it committed (see QueueAnnouncer).
    */
-  private async insert(run: Run, { queue, rows, now, claim, notify }: { queue: string; rows: NewJobRow[]; now: number; claim?: InsertClaim; notify: "inline" | "none" | "after-commit" }): Promise<InsertResult[]> {
+  private async insert(
+    run: Run,
+    { queue, rows, now, claim, notify, passOver = "" }: { queue: string; rows: NewJobRow[]; now: number; claim?: InsertClaim; notify: "inline" | "none" | "after-commit"; passOver?: string },
+  ): Promise<InsertResult[]> {
     const payloads = packPayloads(rows);
     const params: unknown[] = [
       queue,
@@ -425,7 +429,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     // group stays pending, for the claims that know which groups are paused or full.
     const offered = !claim && notify === "after-commit" && rows.every((r) => r.runAt <= now && !r.group);
     if (claim) params.push(claim.workerId, claim.leaseUntil);
-    else if (offered) params.push(rows.length);
+    else if (offered) params.push(rows.length, passOver);
     const traced = rows.some((r) => r.traceContext !== undefined);
     if (traced) params.push(rows.map((r) => r.traceContext ?? null));
     const statements = traced ? INSERTS.traced : INSERTS.untraced;

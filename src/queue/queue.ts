@@ -218,7 +218,10 @@ export class Queue<P = unknown> {
     const handoff = rows.every((row) => row.runAt <= now) ? (this.deps.worker?.handoff(rows.length) ?? null) : null;
     let results: InsertResult[];
     try {
-      results = await this.deps.store.insertMany({ queue: this.name, rows, now, claim: handoff ? { workerId: handoff.workerId, leaseUntil: handoff.leaseUntil } : undefined });
+      results = await this.deps.store.insertMany({
+        queue: this.name, rows, now,
+        ...(handoff ? { claim: { workerId: handoff.workerId, leaseUntil: handoff.leaseUntil } } : { passOver: this.deps.worker?.workerId }),
+      });
     } catch (error) {
       handoff?.cancel();
       throw error;

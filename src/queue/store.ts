@@ -12,8 +12,10 @@ export interface QueueStore {
    * Inserts jobs in one round trip. A row whose key is held by a pending or running job of the same
    * queue is not inserted; its result carries the holder instead. With `claim`, the rows are written
    * already running their first attempt under that worker's lease (a hand-off: see QueueWorker.handoff).
+   * Without it, rows may go to idle workers of other processes (see `offers`), but never to
+   * `passOver`: this process's worker of the queue, which has just declined them.
    */
-  insertMany(params: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient; claim?: InsertClaim }): Promise<InsertResult[]>;
+  insertMany(params: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient; claim?: InsertClaim; passOver?: string }): Promise<InsertResult[]>;
 
   /**
    * Inserts one keyed job with a mode (see KeyMode) in one transaction of conditional writes: the

@@ -381,8 +381,10 @@ export class QueueWorker {
     if (this.claiming || this.exhausted) {
       // Idle: nothing due that this worker knows of. Other processes' enqueues may fill its free slots.
       if (this.exhausted && !this.claiming && !this.paused) this.offer?.idle();
+      else this.offer?.fit();
       return this.lingerSlots();
     }
+    this.offer?.fit();
     this.clearLetGo();
     if (this.slots?.shouldAsk(this.config.concurrency, HOLD_POLL_MS)) {
       this.claimInFlight = this.askSlots();

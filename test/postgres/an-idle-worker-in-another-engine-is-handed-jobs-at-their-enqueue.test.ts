@@ -2,7 +2,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { postgres, type PostgresPool } from "../../src/store/postgres.js";
 import { DATABASE_URL, dropSchema, uniqueSchema, withPg } from "../support/stores.js";
-import { eventually, realEngines } from "../support/real-time.js";
+import { deferred, eventually, realEngines } from "../support/real-time.js";
 
 /**
  * An idle worker offers its free slots (tickwork_offers); an enqueue in another engine takes them and
@@ -79,6 +79,24 @@ describe("PostgreSQL: hand-offs across processes", () => {
     } finally {
       await consumer.tw.stop();
       await pool.end();
+    }
+  });
+
+  it("withdraws the slots a worker filled some other way: an enqueue elsewhere then stays pending", async () => {
+    const release = deferred();
+    const consumer = await engine({ store: postgres({ url: DATABASE_URL, schema }), pollInterval: "1h", rescueInterval: "1h" });
+    const local = consumer.tw.queue<{ n: number }>("mail", { concurrency: 3, lease: "1h", handler: () => release.promise });
+    await consumer.tw.start();
+    const producer = await engine({ store: postgres({ url: DATABASE_URL, schema }) });
+    const workerId = `${consumer.tw.instanceId}/mail`;
+    try {
+      await eventually(() => offered(workerId).then((n) => n === 3), "the idle consumer to offer its three slots");
+      // Three jobs enqueued beside the worker fill its slots by the same-process hand-off.
+      expect((await Promise.all([1, 2, 3].map((n) => local.enqueue({ n })))).map((j) => j.status)).toEqual(["running", "running", "running"]);
+      await eventually(() => offered(workerId).then((n) => n === 0), "the full worker to withdraw its offer");
+      expect(await producer.tw.queue<{ n: number }>("mail").enqueue({ n: 4 })).toMatchObject({ status: "pending" });
+    } finally {
+      release.resolve();
     }
   });
 
