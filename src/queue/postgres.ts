@@ -19,6 +19,9 @@ export const JOB_EVENTS_CHANNEL = "tickwork_job_events";
 /** The channel a worker is sent the ids of jobs handed to it by another process's enqueue (see handoffPayload). */
 export const HANDOFFS_CHANNEL = "tickwork_handoffs";
 
+/** Sends a statement on the connection that LISTENs for this process (see PostgresQueueStore.announceOn). */
+export type ListenerQuery = (sql: string, params: unknown[]) => Promise<unknown>;
+
 /** A row an insert answers: a job (with the worker it was handed to, if any), or a slot it took (id null). */
 type Answered = { id: string | null; key: string | null; handedTo?: string | null; leaseUntil?: string | null; maxAttempts?: number; slot?: string | null };
 
@@ -145,7 +148,7 @@ const INSERTS = {
  * notification writes nothing worth the wait: lost in a crash, it costs the listeners one poll.
  * `set_config(..., true)` sets it for this statement's own transaction, commit included.
  */
-const NOTIFY = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`;
+export const NOTIFY = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`;
 
 /**
  * The statements that reach a batch of rows by id are planned on every call (`replan`), and hand the
@@ -359,7 +362,8 @@ export const FIND_KEY_HOLDERS = `SELECT * FROM tickwork_jobs WHERE queue = $1 AN
 /** The queue on PostgreSQL: one round trip per batch, `FOR UPDATE SKIP LOCKED` so workers never wait on each other. */
 export class PostgresQueueStore extends FlowControlledStore implements QueueStore {
   /** Wakes other processes' workers after an enqueue outside a caller's transaction committed. */
-  private readonly announcer = new QueueAnnouncer((queue) => this.notify([queue]));
+  private readonly announcer = new QueueAnnouncer((queue) => this.sendAnnouncement(queue));
+  private listener: ListenerQuery | null = null;
   readonly offers: SlotOffers;
 
   constructor(private readonly db: PgExecutor) {
@@ -591,6 +595,23 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     await this.notify([...rescued.filter((j) => j.status === "pending").map((j) => j.queue), ...effects.woke]);
     await this.notifyJobs([...rescued.filter((j) => j.waited && j.status === "failed").map((j) => j.id), ...effects.failedWaited]);
     return rescued.map(({ waited: _, parent: __, ...job }) => job);
+  }
+
+  /**
+   * Sends this process's announcements on its own listening connection (null: on the pool again).
+   * A session hears its own notifications with its own backend pid, so the listener can drop them:
+   * the enqueue already woke this process's worker, and a second wake-up would only send it a claim
+   * that finds nothing (or is in flight when the next enqueue could have handed it a job).
+   */
+  announceOn(listener: ListenerQuery | null): void {
+    this.listener = listener;
+  }
+
+  private async sendAnnouncement(queue: string): Promise<void> {
+    const listener = this.listener;
+    // A listener dropping as it sends: the pool's connection carries it instead.
+    if (listener) await listener(NOTIFY, [JOBS_CHANNEL, queue]).catch(() => this.notify([queue]));
+    else await this.notify([queue]);
   }
 
   /**

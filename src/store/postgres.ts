@@ -1,7 +1,7 @@
 // Types only: `pg` is an optional peer, loaded when postgres() is called.
 import type pg from "pg";
 import { requirePeer } from "./peer.js";
-import { HANDOFFS_CHANNEL, JOBS_CHANNEL, JOB_EVENTS_CHANNEL, PostgresQueueStore, parseHandoff } from "../queue/postgres.js";
+import { HANDOFFS_CHANNEL, JOBS_CHANNEL, JOB_EVENTS_CHANNEL, PostgresQueueStore, parseHandoff, type ListenerQuery } from "../queue/postgres.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
 import { SqlIdempotencyStore } from "../idempotency/sql.js";
@@ -45,10 +45,14 @@ export function postgres(config: string | PostgresOptions): Store {
   // An idle client's error (the server went away) must not crash the process; the next query reports it.
   if (ownsPool) pool.on("error", () => {});
   const executor = pgExecutor(pool);
+  const queue = new PostgresQueueStore(executor);
+  // Announcements ride the listener only while one engine listens on this store: with two, the
+  // engine whose listener sent one would drop it, though only the other's worker may run the queue.
+  let listeners = 0;
 
   return {
     name: `postgres(${describeTarget(options)})`,
-    queue: new PostgresQueueStore(executor),
+    queue,
     schedule: new SqlScheduleStore(executor),
     cache: new SqlCacheStore(executor),
     idempotency: new SqlIdempotencyStore(executor),
@@ -61,10 +65,16 @@ export function postgres(config: string | PostgresOptions): Store {
       const [row] = found?.t ? await executor.query<{ v: number | null }>(`SELECT max(version) AS v FROM tickwork_migrations`) : [];
       return { current: row?.v ?? 0, latest: latestVersion(postgresMigrations) };
     },
-    subscribe: (onJobs, onHanded) =>
-      listen(driver, connection, options.pool, {
-        [JOBS_CHANNEL]: onJobs,
-        ...(onHanded
+    async subscribe(onJobs, onHanded) {
+      if (++listeners > 1) queue.announceOn(null);
+      const stop = await listen(
+        driver, connection, options.pool,
+        {
+          // This process's own announcements come back from its own connection: its enqueue woke its worker already.
+          [JOBS_CHANNEL]: (payload, own) => {
+            if (!own) onJobs(payload);
+          },
+          ...(onHanded
           ? {
               [HANDOFFS_CHANNEL]: (payload: string) => {
                 const handoff = payload === "*" ? "*" : parseHandoff(payload);
@@ -72,7 +82,18 @@ export function postgres(config: string | PostgresOptions): Store {
               },
             }
           : {}),
-      }),
+        },
+        (query) => queue.announceOn(listeners === 1 ? query : null),
+      ).catch((error: unknown) => {
+        listeners--;
+        throw error;
+      });
+      return async () => {
+        listeners--;
+        queue.announceOn(null);
+        await stop();
+      };
+    },
     // Its own connection, opened at the first wait: a producer process that only enqueues and waits
     // never starts workers, so it has no other listener.
     subscribeJobs: (onJob) => listen(driver, connection, options.pool, { [JOB_EVENTS_CHANNEL]: (ids) => (ids === "*" ? onJob("*") : ids.split(",").forEach(onJob)) }),
@@ -83,11 +104,18 @@ export function postgres(config: string | PostgresOptions): Store {
 }
 
 /**
- * A dedicated connection that LISTENs on some channels, each with its handler. If it drops, it
- * reconnects with backoff and then reports `*` to every handler (anything may have been notified
- * meanwhile), so no signal is lost for good.
+ * A dedicated connection that LISTENs on some channels, each with its handler (`own`: notified by
+ * this connection itself). If it drops, it reconnects with backoff and then reports `*` to every
+ * handler (anything may have been notified meanwhile), so no signal is lost for good. `connected`
+ * is given a way to send statements on it while it is up, and null while it is not.
  */
-async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: PostgresPool | undefined, channels: Record<string, (payload: string) => void>): Promise<() => Promise<void>> {
+async function listen(
+  driver: typeof pg,
+  connection: pg.PoolConfig,
+  pool: PostgresPool | undefined,
+  channels: Record<string, (payload: string, own: boolean) => void>,
+  connected?: (query: ListenerQuery | null) => void,
+): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -96,22 +124,25 @@ async function listen(driver: typeof pg, connection: pg.PoolConfig, pool: Postgr
 
   const connect = async (): Promise<void> => {
     const c = new driver.Client(config);
-    c.on("notification", (msg) => channels[msg.channel]?.(msg.payload ?? "*"));
     c.on("error", () => reconnect(c));
     c.on("end", () => reconnect(c));
     await c.connect();
+    const pid = (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid;
+    c.on("notification", (msg) => channels[msg.channel]?.(msg.payload ?? "*", msg.processId === pid));
     for (const channel of Object.keys(channels)) await c.query(`LISTEN ${channel}`);
     client = c;
     delay = 100;
+    connected?.((sql, params) => c.query(sql, params));
   };
   const reconnect = (c: pg.Client) => {
     if (stopped || client !== c) return;
     client = undefined;
+    connected?.(null);
     c.end().catch(() => {});
     const attempt = () => {
       if (stopped) return;
       connect().then(
-        () => Object.values(channels).forEach((onPayload) => onPayload("*")),
+        () => Object.values(channels).forEach((onPayload) => onPayload("*", false)),
         () => {
           delay = Math.min(delay * 2, 5_000);
           retryTimer = setTimeout(attempt, delay);
