@@ -92,8 +92,7 @@ export class SlotOffer {
     }
     const fresh = this.unseen(ids);
     if (jobs) {
-      const now = this.deps.clock.now();
-      for (const id of fresh) this.seen.set(id, now);
+      this.markSeen(fresh);
       const taken = jobs.filter((job) => fresh.includes(job.id));
       if (taken.length) this.deps.take(taken);
     } else {
@@ -118,8 +117,7 @@ export class SlotOffer {
     await Promise.all(this.reads);
     const { offers, queue, workerId } = this.deps;
     try {
-      await offers.withdraw({ queue, workerId });
-      const mine = await offers.renew({ queue, workerId, slots: [], until: 0 });
+      const mine = await offers.withdraw({ queue, workerId });
       return await offers.handed({ ids: this.unseen(mine), workerId });
     } catch (error) {
       this.deps.storeError("offer", error);
@@ -218,11 +216,15 @@ export class SlotOffer {
     return ids.filter((id) => !this.seen.has(id) && !this.deps.holds(id));
   }
 
+  private markSeen(ids: string[]): void {
+    const now = this.deps.clock.now();
+    for (const id of ids) this.seen.set(id, now);
+  }
+
   /** Reads the jobs handed here by id and takes each once. */
   private read(ids: string[]): void {
     if (ids.length === 0 || this.stopped) return;
-    const now = this.deps.clock.now();
-    for (const id of ids) this.seen.set(id, now);
+    this.markSeen(ids);
     this.reading += ids.length;
     const done = () => {
       this.reading -= ids.length;

@@ -17,9 +17,9 @@ type Waiter = { outcome: JobOutcome; resolve: (accepted: boolean) => void; rejec
 export class OutcomeBatcher {
   private waiting: Waiter[] = [];
   private writing: Promise<void> | null = null;
-  /** The outcomes being written. */
-  private batch: Waiter[] | null = null;
   private scheduled = false;
+  /** Ids of the outcomes waiting or being written. */
+  private readonly held = new Set<string>();
 
   constructor(
     private readonly store: QueueStore,
@@ -37,13 +37,14 @@ export class OutcomeBatcher {
 
   /** The job's outcome is waiting here or being written: the store may still show it running. */
   holds(id: string): boolean {
-    return this.waiting.some((w) => w.outcome.id === id) || (this.batch?.some((w) => w.outcome.id === id) ?? false);
+    return this.held.has(id);
   }
 
   /** Resolves true when the outcome is recorded, false when the fence refused it (lease lost). */
   add(outcome: JobOutcome): Promise<boolean> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ outcome, resolve, reject });
+      this.held.add(outcome.id);
       this.schedule();
     });
   }
@@ -74,7 +75,6 @@ export class OutcomeBatcher {
   private write(): Promise<void> {
     const batch = this.waiting.splice(0, this.maxBatch);
     if (batch.length === 0) return Promise.resolve();
-    this.batch = batch;
     this.writing = (async () => {
       try {
         const { refused, woke } = await this.store.settleMany({ outcomes: batch.map((w) => w.outcome), now: this.now() });
@@ -85,8 +85,8 @@ export class OutcomeBatcher {
         for (const w of batch) w.reject(error);
         throw error;
       } finally {
+        for (const w of batch) this.held.delete(w.outcome.id);
         this.writing = null;
-        this.batch = null;
         if (this.waiting.length) this.schedule();
         this.onWritten();
       }

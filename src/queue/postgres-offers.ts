@@ -19,20 +19,29 @@ const OFFER = `
   ON CONFLICT (queue, worker_id, slot) DO UPDATE SET until = excluded.until`;
 
 /**
+ * The ids of the jobs handed to worker $2 of queue $1 (written running at their enqueue, which a
+ * claim never does: it starts a job after its insert) still running under its id.
+ */
+const HANDED_IDS = `
+  SELECT id::text AS id FROM tickwork_jobs
+  WHERE worker_id = $2 AND status = 'running' AND queue = $1 AND attempts = 1 AND started_at = created_at`;
+
+/**
  * Renews slots $3 of a worker to $4, passing over those taken meanwhile (until 0), and answers the
- * ids of the jobs handed to it (written running at their enqueue, which a claim never does: it
- * starts a job after its insert) still running under its id: a hand-off whose notification was lost
- * (the listening connection dropped) is found here.
+ * jobs handed to it: a hand-off whose notification was lost (the listening connection dropped) is
+ * found here.
  */
 const RENEW = `
   WITH renewed AS (UPDATE tickwork_offers SET until = $4 WHERE queue = $1 AND worker_id = $2 AND slot = ANY($3::bigint[]) AND until > 0)
-  SELECT id::text AS id FROM tickwork_jobs
-  WHERE worker_id = $2 AND status = 'running' AND queue = $1 AND attempts = 1 AND started_at = created_at`;
+  ${HANDED_IDS}`;
 
 /** A slot's row outlives its worker by this much at most: the next worker of the queue to open an offer deletes it. */
 const STALE_MS = 10 * 60_000;
 
-const WITHDRAW = `DELETE FROM tickwork_offers WHERE queue = $1 AND worker_id = $2`;
+/** Withdraws every slot of a worker and answers the jobs handed to it, in one statement: once it is back, no more can be. */
+const WITHDRAW = `
+  WITH withdrawn AS (DELETE FROM tickwork_offers WHERE queue = $1 AND worker_id = $2)
+  ${HANDED_IDS}`;
 
 /** Jobs handed to a worker, by id: only those still running under its id (not ended, not rescued). */
 const HANDED = `
@@ -52,8 +61,9 @@ export class PostgresSlotOffers implements SlotOffers {
     return rows.map((r) => r.id);
   }
 
-  async withdraw({ queue, workerId }: Parameters<SlotOffers["withdraw"]>[0]): Promise<void> {
-    await this.db.query(WITHDRAW, [queue, workerId]);
+  async withdraw({ queue, workerId }: Parameters<SlotOffers["withdraw"]>[0]): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(WITHDRAW, [queue, workerId]);
+    return rows.map((r) => r.id);
   }
 
   async handed({ ids, workerId }: Parameters<SlotOffers["handed"]>[0]): Promise<Job[]> {

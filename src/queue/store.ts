@@ -393,8 +393,8 @@ export interface SlotOffers {
   offer(params: { queue: string; workerId: string; slots: number[]; until: number; leaseMs: number; maxAttempts: number | null; instead: boolean }): Promise<void>;
   /** Renews those of `slots` not taken to `until`; answers the ids of the jobs handed to the worker and still running under its id. */
   renew(params: { queue: string; workerId: string; slots: number[]; until: number }): Promise<string[]>;
-  /** Withdraws every slot the worker offers. */
-  withdraw(params: { queue: string; workerId: string }): Promise<void>;
+  /** Withdraws every slot the worker offers; answers the ids of the jobs handed to it and still running under its id. */
+  withdraw(params: { queue: string; workerId: string }): Promise<string[]>;
   /** The jobs of `ids` running under `workerId`'s lease; ended, rescued or unknown ones are left out. */
   handed(params: { ids: string[]; workerId: string }): Promise<Job[]>;
 }
