@@ -75,13 +75,13 @@ export function postgres(config: string | PostgresOptions): Store {
             if (!own) onJobs(payload);
           },
           ...(onHanded
-          ? {
-              [HANDOFFS_CHANNEL]: (payload: string) => {
-                const handoff = payload === "*" ? "*" : parseHandoff(payload);
-                if (handoff) onHanded(handoff);
-              },
-            }
-          : {}),
+            ? {
+                [HANDOFFS_CHANNEL]: (payload: string) => {
+                  const handoff = payload === "*" ? "*" : parseHandoff(payload);
+                  if (handoff) onHanded(handoff);
+                },
+              }
+            : {}),
         },
         (query) => queue.announceOn(listeners === 1 ? query : null),
       ).catch((error: unknown) => {
