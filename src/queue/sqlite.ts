@@ -173,16 +173,41 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     const refused: string[] = [];
     const woke = this.db.transaction(() => {
       const ended: EndedChild[] = [];
-      for (const outcome of outcomes) {
-        if (this.settleOne(outcome, now) === 0) refused.push(outcome.id);
+      const accept = (outcome: JobOutcome, settled: boolean) => {
+        if (!settled) refused.push(outcome.id);
         else {
           const child = endedChild(outcome);
           if (child) ended.push(child);
         }
+      };
+      const successes = outcomes.filter((o) => o.kind === "succeeded");
+      if (successes.length > 1) {
+        const settled = this.settleSuccesses(successes, now);
+        for (const outcome of successes) accept(outcome, settled.has(Number(outcome.id)));
       }
+      for (const outcome of outcomes) if (successes.length <= 1 || outcome.kind !== "succeeded") accept(outcome, this.settleOne(outcome, now) > 0);
       return ended.length ? this.propagate(ended, now).woke : [];
     });
     return { refused, woke };
+  }
+
+  /**
+   * Successes, the bulk of any batch, in one statement: a statement per row costs about twice as
+   * much per job in the drivers' per-call overhead as the row's own update. The outcomes travel as
+   * one JSON array of [id, attempt, result?] (one binding however many: a Durable Object allows 100)
+   * and the ids the fence let through come back.
+   */
+  private settleSuccesses(successes: Extract<JobOutcome, { kind: "succeeded" }>[], now: number): Set<number> {
+    const rows = successes.map((o) => (o.result === undefined ? [Number(o.id), o.attempt] : [Number(o.id), o.attempt, o.result]));
+    // `+status` keeps the running-jobs indexes out of reach, so each row is found by its rowid.
+    const settled = this.db.all<{ id: number }>(
+      `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, result = coalesce(json_extract(o.value, '$[2]'), result), worker_id = NULL, lease_until = NULL
+       FROM json_each(?) AS o
+       WHERE tickwork_jobs.id = json_extract(o.value, '$[0]') AND +status = 'running' AND attempts = json_extract(o.value, '$[1]')
+       RETURNING tickwork_jobs.id`,
+      [now, JSON.stringify(rows)],
+    );
+    return new Set(settled.map((r) => r.id));
   }
 
   /** Counts ended flow children in their parents, inside the caller's transaction. */

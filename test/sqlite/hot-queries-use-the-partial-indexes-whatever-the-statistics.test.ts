@@ -112,19 +112,22 @@ describe("SQLite: the queue's statements on an analyzed table of mostly finished
     expectIndexed(explained, ["tickwork_jobs_claim"]);
   });
 
-  it("settles outcomes by primary key", async () => {
-    const [a, b, c] = await store.claimDue({ queue: "emails", limit: 3, now: NOW, leaseUntil: NOW + 20_000, workerId: "w2/emails" });
+  it("settles outcomes by primary key, the successes of a batch in one statement", async () => {
+    const [a, b, c, d, e] = await store.claimDue({ queue: "emails", limit: 5, now: NOW, leaseUntil: NOW + 20_000, workerId: "w2/emails" });
     const explained = await plansOf(() =>
       store.settleMany({
         now: NOW,
         outcomes: [
           { kind: "succeeded", id: a!.id, attempt: 1 },
+          { kind: "succeeded", id: d!.id, attempt: 1, result: '{"sent":true}' },
+          { kind: "succeeded", id: e!.id, attempt: 1 },
           { kind: "failed", id: b!.id, attempt: 1, error: "boom", retryAt: NOW + 60_000 },
           { kind: "released", id: c!.id, attempt: 1 },
         ],
       }),
     );
     expectIndexed(explained, ["INTEGER PRIMARY KEY"]);
+    expect(explained.filter((plan) => plan.includes("SET status = 'succeeded'")), "one statement for the three successes").toHaveLength(1);
   });
 
   it("renews a worker's leases by primary key", async () => {

@@ -36,6 +36,19 @@ describe.each(allStoreCases())("a handler's result is stored with the job and aw
     await expect(tw.jobs.wait(none.id)).resolves.toBeNull();
   });
 
+  it("jobs that end in one tick keep each its own result, whatever JSON it is", async () => {
+    const { tw } = await engine();
+    const results: unknown[] = [{ text: 'quote " and \\ backslash, ünïcødé ✓' }, "null", 0, null, [1, [2]], undefined, "", { nested: { deep: [true] } }];
+    const q = tw.queue<{ i: number }>("shapes", { concurrency: results.length, handler: (job) => results[job.payload.i] });
+    const jobs = await q.enqueueMany(results.map((_, i) => ({ payload: { i } })));
+    expect((await tw.tick()).ran).toBe(results.length);
+
+    for (const [i, { id }] of jobs.entries()) {
+      // A handler that returns nothing (undefined) or null leaves no result: both read back as null.
+      expect(await tw.jobs.get(id)).toMatchObject({ status: "succeeded", result: results[i] ?? null });
+    }
+  });
+
   it("enqueueAndWait resolves with the result once the job ran, and a duplicate key waits on the live job", async () => {
     const { tw } = await engine();
     const q = tw.queue("quotes", { handler: (job) => ({ quote: `q-${(job.payload as { n: number }).n}` }) });
