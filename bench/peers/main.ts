@@ -28,10 +28,11 @@ import type { Adapter, System } from "./adapter.js";
 import { bullmqSystem } from "./bullmq.js";
 import { graphileWorkerSystem } from "./graphile-worker.js";
 import { pgBossSystem } from "./pg-boss.js";
-import { PRODUCER, SCALE, handlerMs, json, runConcurrency, runJobs, machineLine, markdown, payloadBytes, producerRate, scaleProcesses, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type Results, type WorkloadId } from "./report.js";
+import { PRODUCER, SCALE, handlerMs, json, runConcurrency, runJobs, machineLine, markdown, payloadBytes, producerRate, scaleProcesses, terminal, type Cell, type FiguresByWorkload, type Parameters, type Report, type RunId, type Results, type WorkloadId } from "./report.js";
 import { awaitsResults } from "./adapter.js";
 import { postgresInfo, redisInfo, tickworkRevision } from "./servers.js";
 import { sqliteRuntime, sqliteWriteLimit } from "./sqlite-limit.js";
+import { timerCeiling } from "./timer-ceiling.js";
 import { tickworkSystem } from "./tickwork.js";
 import { adapterFor, problems } from "./workloads.js";
 
@@ -180,6 +181,7 @@ async function main(): Promise<void> {
 
   const results = Object.fromEntries(WORKLOADS.map((w) => [w, {}])) as Results;
   const sqliteLimit: number[] = [];
+  const timerLimit: number[] = [];
   const measureLimit = systems.some((s) => s.backend.startsWith("SQLite")) && workloads.some((w) => w.startsWith("run."));
   /**
    * The workloads across processes run only systems with a worker process of their own here (see
@@ -198,6 +200,11 @@ async function main(): Promise<void> {
         const limit = sqliteWriteLimit(p.sqliteLimitTransactions);
         sqliteLimit.push(limit);
         console.log(`${workload} rep ${rep + 1}: SQLite single-row write transactions: ${fmt(limit)} tx/s`);
+      }
+      if (workload.startsWith("run.") && handlerMs(workload)) {
+        const ceiling = await timerCeiling(runConcurrency(workload as RunId), handlerMs(workload), runJobs(workload as RunId, p));
+        timerLimit.push(ceiling);
+        console.log(`${workload} rep ${rep + 1}: ${handlerMs(workload)} ms timers alone, ${runConcurrency(workload as RunId)} at a time: ${fmt(ceiling)} calls/s`);
       }
       const order = rep % 2 === 0 ? adapters : [...adapters].reverse();
       for (const adapter of order) {
@@ -228,6 +235,7 @@ async function main(): Promise<void> {
     revision,
     results,
     sqliteLimit,
+    timerLimit,
     problems,
     durationSeconds: (now() - t0) / 1000,
   };
