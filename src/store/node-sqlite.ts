@@ -19,6 +19,41 @@ interface NodeDatabaseSync {
 interface NodeStatementSync {
   all(...params: SqlValue[]): unknown[];
   run(...params: SqlValue[]): { changes: number | bigint };
+  /** Node 22.16 and 24 have both; 22.13 to 22.15 neither. */
+  setReturnArrays?(enabled: boolean): void;
+  columns?(): { name: string }[];
+}
+
+/** A prepared statement, and the names of its result columns when it returns its rows as arrays. */
+interface Prepared {
+  stmt: NodeStatementSync;
+  names: readonly string[] | null;
+}
+
+/**
+ * Rows as plain objects built from the arrays a statement returns. node:sqlite builds each row
+ * object itself with a null prototype and its properties added one by one, which V8 keeps as a
+ * dictionary: reading a claimed job's 15 columns off such rows cost 2-3 µs a row more than off
+ * objects built here, which all share one shape (measured on Node 22.23 and 24).
+ */
+function objects(rows: unknown[], names: readonly string[]): Record<string, unknown>[] {
+  const out = new Array<Record<string, unknown>>(rows.length);
+  for (let r = 0; r < rows.length; r++) {
+    const values = rows[r] as unknown[];
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
+    out[r] = row;
+  }
+  return out;
+}
+
+/** The statement's column names if its rows can come back as arrays: the runtime can do it and the statement has columns. */
+function arrayColumns(stmt: NodeStatementSync): readonly string[] | null {
+  if (!stmt.setReturnArrays || !stmt.columns) return null;
+  const names = stmt.columns().map((c) => c.name);
+  if (names.length === 0) return null;
+  stmt.setReturnArrays(true);
+  return names;
 }
 
 let loaded: NodeSqliteModule | null | undefined;
@@ -66,17 +101,25 @@ function withoutSqliteExperimentalWarning<T>(load: () => T): T {
  * tickwork's integers, times and ids, stay below 2^53).
  */
 export function nodeSqliteExecutor(db: NodeDatabaseSync): SqliteExecutor {
-  const cache = new Map<string, NodeStatementSync>();
-  const prepare = (sql: string) => {
-    let stmt = cache.get(sql);
-    if (!stmt) cache.set(sql, (stmt = db.prepare(sql)));
-    return stmt;
+  const cache = new Map<string, Prepared>();
+  const prepared = (sql: string) => {
+    let entry = cache.get(sql);
+    if (!entry) {
+      const stmt = db.prepare(sql);
+      cache.set(sql, (entry = { stmt, names: arrayColumns(stmt) }));
+    }
+    return entry;
   };
+  const prepare = (sql: string) => prepared(sql).stmt;
   // Open transactions and savepoints, for nesting as better-sqlite3 does it.
   let depth = 0;
   return {
     // all() runs a statement without rows too, and returns [] for it.
-    all: <T>(sql: string, params: readonly SqlValue[] = []) => prepare(sql).all(...params) as T[],
+    all: <T>(sql: string, params: readonly SqlValue[] = []) => {
+      const { stmt, names } = prepared(sql);
+      const rows = stmt.all(...params);
+      return (names ? objects(rows, names) : rows) as T[];
+    },
     run: (sql, params = []) => Number(prepare(sql).run(...params).changes),
     exec: (sql) => db.exec(sql),
     transaction<T>(fn: () => T): T {

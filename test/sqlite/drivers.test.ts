@@ -155,6 +155,21 @@ describe.each(available)("the connection %s opens", (driver) => {
     expect(() => executor.all(holes(maxParams + 1), Array(maxParams + 1).fill(1))).toThrow(/too many SQL variables/);
   });
 
+  it("answers rows as plain objects of every column, in order, whatever the statement returns", () => {
+    const { executor: db } = open();
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, score REAL, blob_free TEXT)");
+    expect(db.all("INSERT INTO t (name, score) VALUES (?, ?), (?, ?) RETURNING id, name, score", ["a", 1.5, "b", null])).toEqual([
+      { id: 1, name: "a", score: 1.5 },
+      { id: 2, name: "b", score: null },
+    ]);
+    const [row] = db.all<Record<string, unknown>>("SELECT t.*, 7 AS seven FROM t WHERE id = ?", [1]);
+    expect(Object.keys(row!)).toEqual(["id", "name", "score", "blob_free", "seven"]);
+    expect(row).toEqual({ id: 1, name: "a", score: 1.5, blob_free: null, seven: 7 });
+    // Two columns of one name: the last one read wins, as every driver builds its rows.
+    expect(db.all("SELECT 1 AS x, 2 AS x")).toEqual([{ x: 2 }]);
+    expect(db.all("UPDATE t SET score = 0 WHERE id = 0")).toEqual([]);
+  });
+
   it("rolls back only a nested transaction that throws, and all of an outer one that throws", () => {
     const { executor: db } = open();
     db.exec("CREATE TABLE t (k TEXT PRIMARY KEY)");
