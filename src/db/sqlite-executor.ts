@@ -46,3 +46,22 @@ export function maxBoundParams(db: SqliteExecutor): number {
   const [major = 0, minor = 0] = version.split(".").map(Number);
   return major > 3 || (major === 3 && minor >= 32) ? 32_766 : 999;
 }
+
+/**
+ * Rows as plain objects, built from the arrays a statement returned and its column names. The
+ * drivers' own row objects are slow to read: node:sqlite builds each with a null prototype and its
+ * properties added one by one, which V8 keeps as a dictionary, and reading a claimed job's columns
+ * off those cost 2-3 µs a row more than off objects built here, which all share one shape (Node 22
+ * and 24); on better-sqlite3 the gap is smaller (about 0.8 µs a row). A name listed twice keeps its
+ * last value, as the drivers' own rows do.
+ */
+export function rowObjects(rows: unknown[], names: readonly string[]): Record<string, unknown>[] {
+  const out = new Array<Record<string, unknown>>(rows.length);
+  for (let r = 0; r < rows.length; r++) {
+    const values = rows[r] as unknown[];
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) row[names[i]!] = values[i];
+    out[r] = row;
+  }
+  return out;
+}
