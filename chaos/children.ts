@@ -20,6 +20,8 @@ export interface Line {
 export class ChaosProcess {
   readonly lines: Line[] = [];
   private stderrText = "";
+  /** The first part of stderr: an uncaught error's message and stack come before its properties. */
+  private stderrHead = "";
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Set when the controller killed it; a process that exits without this set died on its own. */
   killedByUs = false;
@@ -29,7 +31,10 @@ export class ChaosProcess {
     readonly role: string,
     private readonly child: ChildProcess,
   ) {
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (this.stderrText = (this.stderrText + chunk).slice(-4000)));
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      if (this.stderrHead.length < 8000) this.stderrHead = (this.stderrHead + chunk).slice(0, 8000);
+      this.stderrText = (this.stderrText + chunk).slice(-4000);
+    });
     createInterface({ input: child.stdout! }).on("line", (text) => {
       try {
         this.lines.push(JSON.parse(text) as Line);
@@ -55,6 +60,18 @@ export class ChaosProcess {
 
   get stderr(): string {
     return this.stderrText;
+  }
+
+  /**
+   * How a process that died on its own went: the error's message and the first frames of its stack
+   * (from the head of stderr), then the last lines.
+   */
+  deathNote(): string {
+    const head = this.stderrHead.split("\n").map((l) => l.trim()).filter(Boolean);
+    const at = head.findIndex((l) => l.startsWith("at "));
+    const first = at >= 0 ? head.slice(Math.max(0, at - 2), at + 6) : head.slice(0, 6);
+    const last = this.stderrText.trim().split("\n").slice(-3).map((l) => l.trim());
+    return `${this.role} ${this.pid} exited by itself (${JSON.stringify(this.exit)}): ${first.join(" | ")} … ${last.join(" | ")}`;
   }
 
   said(event: string): Line | undefined {

@@ -78,7 +78,7 @@ export async function runIdempotency(env: Environment): Promise<ScenarioReport> 
   } catch (error) {
     report.error = String(error);
   }
-  for (const dead of env.processes.diedOnTheirOwn()) report.failures.push(`${dead.role} ${dead.pid} exited by itself (${JSON.stringify(dead.exit)}): ${dead.stderr.trim().split("\n").slice(-5).join(" | ")}`);
+  for (const dead of env.processes.diedOnTheirOwn()) report.failures.push(dead.deathNote());
   env.controller.append("teardown");
   await env.processes.killAll();
 

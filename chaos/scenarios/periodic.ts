@@ -62,7 +62,7 @@ export async function runPeriodic(env: Environment): Promise<ScenarioReport> {
   await until(() => flight.count("run.done") >= doneBefore + 3, "three more runs after the last takeover", 10 * every + 60_000).catch((error: unknown) => {
     report.error = String(error);
   });
-  for (const dead of env.processes.diedOnTheirOwn()) report.failures.push(`${dead.role} ${dead.pid} exited by itself (${JSON.stringify(dead.exit)}): ${dead.stderr.trim().split("\n").slice(-5).join(" | ")}`);
+  for (const dead of env.processes.diedOnTheirOwn()) report.failures.push(dead.deathNote());
   env.controller.append("teardown");
   await env.processes.killAll();
 

@@ -119,7 +119,7 @@ export async function runQueueScenario(env: Environment, fault: QueueFault): Pro
     // A worker that died on its own is replaced (and reported): the run goes on.
     for (const dead of env.processes.diedOnTheirOwn().filter((p) => p.role === "worker" && !p.killedByUs)) {
       dead.killedByUs = true;
-      report.failures.push(`worker ${dead.pid} exited by itself (${JSON.stringify(dead.exit)}): ${dead.stderr.trim().split("\n").slice(-5).join(" | ")}`);
+      report.failures.push(dead.deathNote());
       await ctl.spawnWorker();
     }
   }
@@ -138,7 +138,7 @@ export async function runQueueScenario(env: Environment, fault: QueueFault): Pro
   }
   env.log(`  ${elapsed()} every job finished`);
   for (const dead of env.processes.diedOnTheirOwn().filter((p) => !p.killedByUs)) {
-    report.failures.push(`${dead.role} ${dead.pid} exited by itself (${JSON.stringify(dead.exit)}): ${dead.stderr.trim().split("\n").slice(-5).join(" | ")}`);
+    report.failures.push(dead.deathNote());
   }
   env.controller.append("teardown");
   await env.processes.killAll();

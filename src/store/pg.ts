@@ -9,7 +9,8 @@ import { runBody, sqlTx } from "../db/sql-db.js";
  */
 export interface PostgresPool {
   query(config: PostgresQueryConfig): Promise<PostgresQueryResult>;
-  connect(): Promise<PostgresPoolClient>;
+  /** The callback form: tickwork checks clients out with it (see checkOut). */
+  connect(callback: (error: Error | undefined, client: PostgresPoolClient | undefined) => void): void;
   on(event: "error", listener: (error: Error) => void): unknown;
   end(): Promise<void>;
 }
@@ -67,12 +68,11 @@ function statementName(sql: string): string | undefined {
 
 /** `body`'s statements on one client of the pool, between BEGIN and COMMIT (ROLLBACK on a throw). */
 async function onOneClient<T>(pool: PostgresPool, body: (query: PgExecutor["query"]) => Promise<T>): Promise<T> {
-  const client = await pool.connect().catch((error: unknown) => Promise.reject(classify(error)));
   // A connection that drops while the client is checked out fails the statement in flight (which
   // the body sees); the client also emits "error", which the pool listens for only while the client
   // is idle in it. Unheard, that event would be an uncaught exception that ends the process.
   const dropped = () => {};
-  client.on("error", dropped);
+  const client = await checkOut(pool, dropped);
   const query = querying((config) => client.query(config));
   // A client whose ROLLBACK failed has lost its connection or its state: it is destroyed, not reused.
   let broken: Error | undefined;
@@ -88,6 +88,23 @@ async function onOneClient<T>(pool: PostgresPool, body: (query: PgExecutor["quer
     client.removeListener("error", dropped);
     client.release(broken);
   }
+}
+
+/**
+ * A client of the pool with `onError` listening before anything else runs. The pool hands a client
+ * over from inside the driver's parsing of the server's bytes (the statement before ended, its client
+ * went back and came out again for this caller); when the server's FATAL message for that connection
+ * came in the same read, the driver emits it as "error" before that parse returns. A listener added
+ * once a promise resolved would come too late, so the callback form attaches it synchronously.
+ */
+function checkOut(pool: PostgresPool, onError: (error: Error) => void): Promise<PostgresPoolClient> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client) => {
+      if (error || !client) return reject(classify(error ?? new Error("the pool gave no client")));
+      client.on("error", onError);
+      resolve(client);
+    });
+  });
 }
 
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "57P01", "57P02", "57P03"]);
