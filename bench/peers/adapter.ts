@@ -6,6 +6,7 @@
  */
 
 /** The systems this harness runs in a worker process of its own. */
+import type { CpuPerJob } from "./cpu.js";
 export type RoundTripSystem = "tickwork" | "bullmq" | "graphile-worker" | "pg-boss";
 
 /** Of those, the ones whose producer can await a job's result (the round-trip workload). */
@@ -89,6 +90,8 @@ export interface System {
 
 export interface EnqueueFigures {
   jobsPerSec: number;
+  /** CPU per job of each side (see cpu.ts); absent from results of runs before it was measured. */
+  cpu?: CpuPerJob;
 }
 
 export interface RunFigures {
@@ -100,6 +103,8 @@ export interface RunFigures {
   startMs: number;
   /** Set when the run hit its time budget: jobs that ran in it, of `jobs`. */
   partial?: { ran: number; of: number; seconds: number };
+  /** CPU per job of each side, from the start call to the last completion (see cpu.ts). */
+  cpu?: CpuPerJob;
 }
 
 /**
@@ -149,6 +154,8 @@ export interface SustainedFigures {
 export interface ProducerFigures extends SustainedFigures {
   callP50: number;
   callP99: number;
+  /** CPU per enqueued job: the producer (this process), the worker process and the server, over the window and the drain. */
+  cpu?: CpuPerJob;
 }
 
 /** The interface main.ts drives: one call per measurement, each on a fresh namespace it sets up and tears down. */

@@ -5,6 +5,7 @@
 import { fmt, markdownTable, quantile, summarise, textTable, type MachineInfo, type Summary } from "../support.js";
 import { awaitsResults } from "./adapter.js";
 import type { EnqueueFigures, LatencyFigures, ProducerFigures, RunFigures, ScaleFigures, SustainedFigures, System } from "./adapter.js";
+import type { CpuPerJob } from "./cpu.js";
 
 export type WorkloadId = "enqueue" | "enqueue.2k" | "enqueue.16k" | RunId | "latency" | "sustained" | "roundtrip" | ProducerId | ScaleId;
 type ProducerId = "producer.1k" | "producer.3k" | "producer.5k";
@@ -140,6 +141,20 @@ const int = (n: number) => Math.round(n).toLocaleString("en-US");
 
 const range = (s: Summary | undefined, f: (n: number) => string = fmt) => (s ? (s.samples.length > 1 ? `${f(s.median)} (${f(s.min)}-${f(s.max)})` : f(s.median)) : "n/a");
 
+/**
+ * CPU per job (µs, medians of the repetitions) on each side: this process (the system's client, or
+ * the producer), plus the worker processes where there are any, over the store's server ("in
+ * process" for SQLite). Empty for results written before the harness measured it.
+ */
+function cpuCell(cell: Cell<{ cpu?: CpuPerJob }> | undefined, withWorkers: boolean): string {
+  const cpus = (cell?.values ?? []).map((f) => f.cpu).filter((c): c is CpuPerJob => c !== undefined);
+  if (cpus.length === 0) return "";
+  const med = (pick: (c: CpuPerJob) => number) => summarise(cpus.map(pick)).median;
+  const here = withWorkers ? `${int(med((c) => c.process))} + ${int(med((c) => c.workers))}` : int(med((c) => c.process));
+  const servers = cpus.map((c) => c.server).filter((v): v is number => v !== null);
+  return `${here} / ${servers.length ? int(summarise(servers).median) : "in process"}`;
+}
+
 function rowName(system: System): string {
   return `${system.name} ${system.version}`;
 }
@@ -175,6 +190,10 @@ interface Table {
   numeric: number[];
 }
 
+const CPU_HEADER = "CPU µs/job: here / server";
+const CPU_NOTE =
+  ' "CPU µs/job" is CPU time per job, medians of the repetitions, read from /proc over the timed span: "here" is the benchmark\'s process (the system\'s client and workers; with " + " the worker processes beside it), "server" the PostgreSQL server (postmaster, backends, background processes) or Redis; SQLite runs in the process.';
+
 const enqueueValue = (f: EnqueueFigures) => f.jobsPerSec;
 const runValue = (f: RunFigures) => f.jobsPerSec;
 
@@ -201,7 +220,7 @@ function throughputTable(report: Report, id: ThroughputId): Table {
     }
     const err = errorNote(cell);
     if (err) notes.push(err);
-    const row = [rowName(system), system.backend, system.setting, range(s), ratio(s?.median, best?.value)];
+    const row = [rowName(system), system.backend, system.setting, range(s), ratio(s?.median, best?.value), cpuCell(cell, false)];
     if (isRun) row.splice(4, 0, range(summary(cell, (f) => (f as RunFigures).toLastHandler)));
     return [...row, notes.join("; ")];
   });
@@ -210,8 +229,8 @@ function throughputTable(report: Report, id: ThroughputId): Table {
   const ms = handlerMs(id);
   const handlers = ms ? `jobs whose handler awaits a ${ms} ms timer` : "no-op jobs";
   const header = isRun
-    ? ["System", "Backend", "Setting", "jobs/s to last completion", "jobs/s to last handler call", "vs best peer", "Note"]
-    : ["System", "Backend", "Setting", "jobs/s", "vs best peer", "Note"];
+    ? ["System", "Backend", "Setting", "jobs/s to last completion", "jobs/s to last handler call", "vs best peer", CPU_HEADER, "Note"]
+    : ["System", "Backend", "Setting", "jobs/s", "vs best peer", CPU_HEADER, "Note"];
   const bestText = best ? ` Best peer: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} jobs/s.` : "";
   return isRun
     ? {
@@ -220,18 +239,18 @@ function throughputTable(report: Report, id: ThroughputId): Table {
         note:
           `Jobs enqueued first (not timed); timed from the call that starts the workers to the last job the system recorded completed (tickwork: succeeded; graphile-worker: row deleted; pg-boss: state completed; BullMQ: moved to completed). ` +
           `A run that does not finish within ${id === "run.c50.200k" ? p.backlogBudgetSeconds : p.runBudgetSeconds} s reports the rate of the jobs that ran.` +
-          `${ms ? ` The ideal is concurrency / handler time, ${fmt(idealRate(id as RunId)!)} jobs/s: a slot freed is at once busy again. ${timerLine(report)}` : ""}${bestText}`,
+          `${ms ? ` The ideal is concurrency / handler time, ${fmt(idealRate(id as RunId)!)} jobs/s: a slot freed is at once busy again. ${timerLine(report)}` : ""}${bestText}${CPU_NOTE}`,
         header,
         rows,
-        numeric: [3, 4, 5],
+        numeric: [3, 4, 5, 6],
       }
     : {
         id,
         title: `Bulk enqueue ${fmt(p.jobs)} jobs${sized}`,
-        note: `Each system's bulk API, ${fmt(p.enqueueBatch)} jobs per call, one call after another, no workers running.${bytes ? ` Every payload is an order of about ${bytes / 1024} KB of JSON (lines of strings, numbers, quotes and backslashes), the same for every system.` : ""}${bestText}`,
+        note: `Each system's bulk API, ${fmt(p.enqueueBatch)} jobs per call, one call after another, no workers running.${bytes ? ` Every payload is an order of about ${bytes / 1024} KB of JSON (lines of strings, numbers, quotes and backslashes), the same for every system.` : ""}${bestText}${CPU_NOTE}`,
         header,
         rows,
-        numeric: [3, 4],
+        numeric: [3, 4, 5],
       };
 }
 
@@ -334,7 +353,7 @@ function producerTable(report: Report, id: ProducerId): Table {
       const kept = cell && cell.values.length ? `${cell.values.filter((f) => f.keptUp).length} of ${cell.values.length}` : "";
       return [
         rowName(system), system.backend, system.setting, pick((f) => f.enqueueRate), pick((f) => f.callP50), pick((f) => f.callP99), pick((f) => f.backlogAtEnd, int), kept,
-        pick((f) => f.p50), pick((f) => f.p95), pick((f) => f.p99), pick((f) => f.max), ratio(p99(system), best?.value), errorNote(cell),
+        pick((f) => f.p50), pick((f) => f.p95), pick((f) => f.p99), pick((f) => f.max), ratio(p99(system), best?.value), cpuCell(cell, true), errorNote(cell),
       ];
     });
   return {
@@ -344,10 +363,11 @@ function producerTable(report: Report, id: ProducerId): Table {
       `The benchmark's process enqueues single jobs at ${fmt(rate)} per second (each call when due, at most 100 outstanding) and does nothing else; a worker (concurrency ${p.roundTripConcurrency}) runs them in a child process of its own, as a web process and a worker process would be deployed. ` +
       `"call p50/p99" is how long an enqueue call took in the producer. Latency (ms) is from just before the enqueue call in the producer to the handler's start in the worker process (both read the machine's wall clock). ` +
       `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. tickwork's and graphile-worker's workers hear of the jobs by LISTEN/NOTIFY, BullMQ's by its blocking list pop, pg-boss's by its poll (tuned: every 0.5 s, its minimum; at its defaults, one job per 2 s per loop, it cannot keep up). ` +
-      (best ? ` Best peer p99: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} ms.` : ""),
-    header: ["System", "Backend", "Setting", "enqueued/s", "call p50", "call p99", "backlog at end", "kept up", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
+      (best ? ` Best peer p99: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} ms.` : "") +
+      CPU_NOTE.replace("job", "enqueued job"),
+    header: ["System", "Backend", "Setting", "enqueued/s", "call p50", "call p99", "backlog at end", "kept up", "p50", "p95", "p99", "max", "p99 vs best peer", "CPU µs/job: producer + worker / server", "Note"],
     rows,
-    numeric: [3, 4, 5, 6, 8, 9, 10, 11, 12],
+    numeric: [3, 4, 5, 6, 8, 9, 10, 11, 12, 13],
   };
 }
 
@@ -365,10 +385,13 @@ function scaleTable(report: Report): Table {
       const figures: string[] = [];
       const notes: string[] = [];
       const busiest: string[] = [];
+      const cpu: string[] = [];
       for (const id of SCALE) {
         const cell = report.results[id][system.id];
         const s = summary(cell, (f) => f.jobsPerSec);
         figures.push(range(s));
+        const c = cpuCell(cell, true);
+        if (c) cpu.push(`${c} at ${scaleProcesses(id)}`);
         if (id !== "scale.1") figures.push(ratio(s?.median, base));
         const partial = cell?.values.find((f) => f.partial)?.partial;
         if (partial) notes.push(`${processes(id)} did not finish: ${int(partial.ran)} of ${int(partial.of)} jobs ran in ${partial.seconds.toFixed(0)} s (rate over those)`);
@@ -379,6 +402,7 @@ function scaleTable(report: Report): Table {
       }
       // How evenly the backlog spread: where one process takes most of it (a large claim batch), more processes cannot help.
       if (busiest.length) notes.unshift(`busiest process's share: ${busiest.join(", ")}`);
+      if (cpu.length) notes.push(`CPU µs/job, here + worker processes / server: ${cpu.join(", ")}`);
       return [rowName(system), system.backend, system.setting, ...figures, notes.join("; ")];
     });
   const header = ["System", "Backend", "Setting", ...SCALE.flatMap((id) => (id === "scale.1" ? [`${processes(id)}, jobs/s`] : [`${processes(id)}, jobs/s`, `${scaleProcesses(id)} vs 1`]))];

@@ -66,6 +66,8 @@ export interface RoundTrip {
   started(): number;
   /** The enqueue-to-start latencies (ms) the worker process recorded. */
   latencies(): Promise<number[]>;
+  /** The worker process's pid (its CPU time is read from /proc). */
+  pids(): number[];
   close(): Promise<void>;
 }
 
@@ -79,6 +81,8 @@ export interface ScaleOut extends Counts {
   calls(): number[];
   /** What each worker process did, asked once the backlog is done. */
   reports(): Promise<WorkerReport[]>;
+  /** The worker processes' pids. */
+  pids(): number[];
   close(): Promise<void>;
 }
 
@@ -258,6 +262,7 @@ export async function openRoundTrip(system: RoundTripSystem, concurrency: number
     enqueue: (payload) => producer.enqueue(payload),
     started: () => worker.started,
     latencies: async () => (await worker.report()).latencies,
+    pids: () => [worker.child.pid!],
     close,
   };
 }
@@ -278,6 +283,7 @@ export async function openScaleOut(system: RoundTripSystem, processes: number, c
       return workers.map((worker) => worker.calls);
     },
     reports: () => Promise.all(workers.map((worker) => worker.report())),
+    pids: () => workers.map((worker) => worker.child.pid!),
     close,
   };
 }
