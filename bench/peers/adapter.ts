@@ -5,8 +5,9 @@
  * same code: an adapter only says how its system enqueues, starts workers and counts jobs.
  */
 
-/** The systems this harness runs in a worker process of its own. */
 import type { CpuPerJob } from "./cpu.js";
+
+/** The systems this harness runs in a worker process of its own. */
 export type RoundTripSystem = "tickwork" | "bullmq" | "graphile-worker" | "pg-boss";
 
 /** Of those, the ones whose producer can await a job's result (the round-trip workload). */

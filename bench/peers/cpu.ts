@@ -14,14 +14,6 @@ import { readdirSync, readFileSync } from "node:fs";
 import { Redis } from "ioredis";
 import { REDIS_URL, withClient } from "./servers.js";
 
-/** CPU milliseconds so far of each side (null: that server is not running here or cannot be read). */
-export interface CpuReading {
-  process: number;
-  workers: number;
-  postgres: number | null;
-  redis: number | null;
-}
-
 /** CPU per job, µs, of a measurement: this process, the worker processes, and the store's server (none for SQLite). */
 export interface CpuPerJob {
   process: number;
@@ -90,30 +82,31 @@ export async function serverPids(): Promise<ServerPids> {
   return { postmaster, redis };
 }
 
-/** Reads every side now; `workers` are the pids of the measurement's worker processes. */
-export function readCpu(pids: ServerPids, workers: number[] = []): CpuReading {
+/** CPU milliseconds so far of this process, of `workers` and of the server `backend` names (null: none, or not readable here). */
+function read(pids: ServerPids, backend: string, workers: number[]): { process: number; workers: number; server: number | null } {
   const usage = process.cpuUsage();
-  return {
-    process: (usage.user + usage.system) / 1000,
-    workers: workers.reduce((sum, pid) => sum + (stat(pid)?.own ?? 0), 0),
-    postgres: pids.postmaster === null ? null : postgresMs(pids.postmaster),
-    redis: pids.redis === null ? null : (stat(pids.redis)?.own ?? null),
-  };
-}
-
-/** CPU per job (µs) between two readings, the server being the one the system's backend names. */
-export function perJob(before: CpuReading, after: CpuReading, jobs: number, backend: string): CpuPerJob {
-  const us = (ms: number) => (ms * 1000) / jobs;
-  const [from, to] = backend === "PostgreSQL" ? [before.postgres, after.postgres] : backend === "Redis" ? [before.redis, after.redis] : [null, null];
-  return {
-    process: us(after.process - before.process),
-    workers: us(after.workers - before.workers),
-    server: from !== null && to !== null ? us(to - from) : null,
-  };
+  const server =
+    backend === "PostgreSQL" ? (pids.postmaster === null ? null : postgresMs(pids.postmaster)) : backend === "Redis" && pids.redis !== null ? (stat(pids.redis)?.own ?? null) : null;
+  return { process: (usage.user + usage.system) / 1000, workers: workers.reduce((sum, pid) => sum + (stat(pid)?.own ?? 0), 0), server };
 }
 
 let found: Promise<ServerPids> | undefined;
-/** serverPids, looked up at the first measurement of the run. */
-export function serverPidsOnce(): Promise<ServerPids> {
-  return (found ??= serverPids());
+
+/**
+ * Starts measuring a system's CPU now: the returned function reads every side again and answers CPU
+ * per job (µs) for `jobs` jobs. `workers` are the pids of the measurement's worker processes; the
+ * servers' pids are looked up at the first measurement of the run.
+ */
+export async function cpuMeter(backend: string, workers: number[] = []): Promise<(jobs: number) => CpuPerJob> {
+  const pids = await (found ??= serverPids());
+  const before = read(pids, backend, workers);
+  return (jobs) => {
+    const after = read(pids, backend, workers);
+    const us = (ms: number) => (ms * 1000) / jobs;
+    return {
+      process: us(after.process - before.process),
+      workers: us(after.workers - before.workers),
+      server: before.server !== null && after.server !== null ? us(after.server - before.server) : null,
+    };
+  };
 }

@@ -12,7 +12,7 @@
  * Every measurement opens a fresh namespace and removes it after, even when it throws.
  */
 import { deferred, now, payloadBody, quantile, sleep } from "../support.js";
-import { perJob, readCpu, serverPidsOnce } from "./cpu.js";
+import { cpuMeter } from "./cpu.js";
 import { openRoundTrip, openScaleOut, wallClock, type WorkerReport } from "./round-trip.js";
 import type { Adapter, Counts, Instance, LatencyFigures, OnJob, OpenOptions, Payload, RunFigures, ScaleFigures, SustainedFigures, System } from "./adapter.js";
 
@@ -223,15 +223,14 @@ export function adapterFor(system: System): Adapter {
     bulkEnqueue(jobs, batch, bytes = 0) {
       return onFresh({ concurrency: 1, onJob: () => {} }, async (instance) => {
         const batches = Array.from({ length: Math.ceil(jobs / batch) }, (_, b) => payloads(b * batch, Math.min(batch, jobs - b * batch), bytes));
-        const pids = await serverPidsOnce();
-        const cpu0 = readCpu(pids);
+        const cpu = await cpuMeter(system.backend);
         const t0 = now();
         for (const b of batches) await instance.enqueueBatch(b);
         const elapsed = now() - t0;
-        const cpu = perJob(cpu0, readCpu(pids), jobs, system.backend);
+        const perJob = cpu(jobs);
         const waiting = await instance.unfinished();
         if (waiting !== jobs) throw new Error(`expected ${jobs} waiting jobs after the bulk enqueue, found ${waiting}`);
-        return { jobsPerSec: (jobs / elapsed) * 1000, cpu };
+        return { jobsPerSec: (jobs / elapsed) * 1000, cpu: perJob };
       });
     },
 
@@ -253,8 +252,7 @@ export function adapterFor(system: System): Adapter {
         : count;
       return onFresh({ concurrency, onJob }, async (instance): Promise<RunFigures> => {
         await enqueueAll(instance, jobs, 1_000, bytes);
-        const pids = await serverPidsOnce();
-        const cpu0 = readCpu(pids);
+        const cpu = await cpuMeter(system.backend);
         const t0 = now();
         await instance.startWorkers();
         const startMs = now() - t0;
@@ -265,8 +263,7 @@ export function adapterFor(system: System): Adapter {
         }
         const tSettled = await settle(instance, jobs, () => calls);
         // Read after settle's checks: their few queries are in it, against 20,000 jobs' worth of work.
-        const cpu = perJob(cpu0, readCpu(pids), jobs, system.backend);
-        return { jobsPerSec: (jobs / (tSettled - t0)) * 1000, toLastHandler: (jobs / (tLast - t0)) * 1000, startMs, cpu };
+        return { jobsPerSec: (jobs / (tSettled - t0)) * 1000, toLastHandler: (jobs / (tLast - t0)) * 1000, startMs, cpu: cpu(jobs) };
       });
     },
 
@@ -332,11 +329,10 @@ export function adapterFor(system: System): Adapter {
         const warm = (await trip.latencies()).length;
         const started = () => trip.started() - warm;
         let startedAtEnd = 0;
-        const pids = await serverPidsOnce();
-        const cpu0 = readCpu(pids, trip.pids());
+        const cpu = await cpuMeter(system.backend, trip.pids());
         const { offered, issued, acked, ackedInWindow, callMs, tEnd } = await produceAtRate(rate, seconds, (n) => trip.enqueue({ n, at: wallClock() }), () => (startedAtEnd = started()));
         while (started() < acked && now() - tEnd < drainBudgetMs) await sleep(5);
-        const cpu = perJob(cpu0, readCpu(pids, trip.pids()), acked, system.backend);
+        const perJob = cpu(acked);
         const latencies = (await trip.latencies()).slice(warm);
         const drainMs = latencies.length >= acked ? now() - tEnd : null;
         if (latencies.length > acked) throw new Error(`${latencies.length} handler starts for ${acked} enqueued jobs`);
@@ -344,7 +340,7 @@ export function adapterFor(system: System): Adapter {
           ...sustainedFigures({ rate, seconds, produced: { offered, issued, acked, ackedInWindow }, startedAtEnd, started: latencies.length, drainMs, latencies }),
           callP50: quantile(callMs, 0.5),
           callP99: quantile(callMs, 0.99),
-          cpu,
+          cpu: perJob,
         };
       } finally {
         await trip.close();
@@ -360,8 +356,7 @@ export function adapterFor(system: System): Adapter {
         if (waiting !== jobs) throw new Error(`expected ${jobs} waiting jobs before the workers start, found ${waiting}`);
         // Every process has its worker configured and idle; the time runs from the messages that start
         // them all (each system's start call is inside it, as in runN).
-        const pids = await serverPidsOnce();
-        const cpu0 = readCpu(pids, scale.pids());
+        const cpu = await cpuMeter(system.backend, scale.pids());
         const [t0, wall0] = [now(), wallClock()];
         await scale.start();
         const startMs = now() - t0;
@@ -378,10 +373,10 @@ export function adapterFor(system: System): Adapter {
           return ranAtMostOnce(reports, jobs);
         };
         const tSettled = await settle(scale, jobs, handlerCalls);
-        const cpu = perJob(cpu0, readCpu(pids, scale.pids()), jobs, system.backend);
+        const perJob = cpu(jobs);
         // Each process's last handler call, on the machine's wall clock.
         const tLast = Math.max(...reports.map((r) => r.lastCall));
-        return { jobsPerSec: (jobs / (tSettled - t0)) * 1000, toLastHandler: (jobs / (tLast - wall0)) * 1000, startMs, processes, perProcess: reports.map((r) => r.ran.length), cpu };
+        return { jobsPerSec: (jobs / (tSettled - t0)) * 1000, toLastHandler: (jobs / (tLast - wall0)) * 1000, startMs, processes, perProcess: reports.map((r) => r.ran.length), cpu: perJob };
       } finally {
         await scale.close();
       }
