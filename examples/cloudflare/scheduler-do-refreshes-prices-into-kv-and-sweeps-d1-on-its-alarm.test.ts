@@ -39,7 +39,7 @@ describe("examples/cloudflare: seed 003's SchedulerDO", () => {
     const s = await eventually(async () => {
       const current = await status();
       return current.lastTick !== null && current;
-    }, "the first tick", 5_000);
+    }, "the first tick", 20_000);
     expect(s.store).toBe("durableObject(SchedulerDO:v1)");
     expect(s.logSink).toBe("workersLogs(landing-page)");
     expect(s.tasks.map((t) => [t.name, t.schedule])).toEqual([

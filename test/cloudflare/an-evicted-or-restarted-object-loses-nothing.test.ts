@@ -23,7 +23,7 @@ describe("a new instance of the object on the same storage loses nothing that mu
 
   const prepare = async (o: Objects, name: string) => {
     const call = <T>(method: string, ...args: unknown[]) => o.call<T>("OPERATED", name, method, ...args);
-    await eventually(async () => (await call<ObjectStatus>("status")).tasks[0]!.runs >= 1, "a heartbeat", 5_000);
+    await eventually(async () => (await call<ObjectStatus>("status")).tasks[0]!.runs >= 1, "a heartbeat", 20_000);
     const [prices] = await call<RunResult[]>("refreshNow", "prices");
     const job = await call<EnqueuedJob>("enqueue", "later", { to: "ada" }, { delay: "1h", key: "welcome:ada" });
     const order = await call<{ orderId: string }>("order", "req-1", 100);

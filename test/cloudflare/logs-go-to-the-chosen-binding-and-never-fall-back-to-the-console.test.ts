@@ -12,7 +12,7 @@ describe.concurrent("the object's events go to the sink its configuration names,
   afterAll(() => objects?.dispose());
 
   it("with { binding: 'LOGS', appId }, events reach the logging service as entries: name as message, fields and level as context, the object named", async () => {
-    await eventually(async () => (await objects.call<ObjectStatus>("ISOLATED", "logs", "status")).tasks.every((t) => t.runs >= 1), "a run of each task", 5_000);
+    await eventually(async () => (await objects.call<ObjectStatus>("ISOLATED", "logs", "status")).tasks.every((t) => t.runs >= 1), "a run of each task", 20_000);
     const entries = await objects.logs("isolated", "Isolated:logs");
     const started = entries.find((e) => e.message === "engine.started")!;
     expect(started).toMatchObject({ level: "INFO", context: { level: "info", object: "Isolated:logs", logSink: "workersLogs(isolated)", logSinkChosenBy: "the logger option", store: "durableObject(Isolated:logs)" } });

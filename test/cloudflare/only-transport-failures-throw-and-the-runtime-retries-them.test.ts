@@ -12,7 +12,7 @@ describe.concurrent("failures: a task's is its own, a transport failure throws a
 
   /** A new object's first alarm (armed by its first call) has run: breaking the storage now fails a later tick, not that one. */
   const firstTick = (binding: string, object: string) =>
-    eventually(async () => (await objects.call<ObjectStatus>(binding, object, "status")).lastTick !== null, `the first tick of ${object}`, 5_000);
+    eventually(async () => (await objects.call<ObjectStatus>(binding, object, "status")).lastTick !== null, `the first tick of ${object}`, 20_000);
 
   const named = async (appId: string, object: string, message: string) => (await objects.logs(appId, object)).filter((e) => e.message === message);
 
@@ -38,7 +38,7 @@ describe.concurrent("failures: a task's is its own, a transport failure throws a
     const [failure] = await eventually(async () => {
       const f = await named("fragile", "Fragile:retried", "alarm.failed");
       return f.length > 0 && f;
-    }, "the tick to fail", 5_000);
+    }, "the tick to fail", 20_000);
     expect(failure!.context).toMatchObject({ retryCount: 0, retriesLeft: 6, error: expect.stringContaining("tickwork_tasks"), action: expect.stringContaining("retries") });
     await objects.call("FRAGILE", "retried", "repairStorage");
 
@@ -83,7 +83,7 @@ describe.concurrent("failures: a task's is its own, a transport failure throws a
     await firstTick("FRAGILE", "stuck");
     const brokeAt = Date.now();
     await objects.call("FRAGILE", "stuck", "breakStorage");
-    await eventually(async () => (await named("fragile", "Fragile:stuck", "alarm.failed")).length > 0, "the tick to fail", 5_000);
+    await eventually(async () => (await named("fragile", "Fragile:stuck", "alarm.failed")).length > 0, "the tick to fail", 20_000);
     // While the platform retries (from 2 s on, for minutes), the alarm keeps the time it failed at.
     // Once that is further back than stuckAfter, the next call re-arms it.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, brokeAt + 1_100 - Date.now())));

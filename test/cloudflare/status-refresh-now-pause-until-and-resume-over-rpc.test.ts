@@ -15,7 +15,7 @@ describe.concurrent("the object's RPC surface (seed 003), called by Workers RPC 
   const runs = async (object: string, task: string) => (await status(object)).tasks.find((t) => t.name === task)!.runs;
 
   it("status() reports each task's runs and results, the queues, the alarm, the budget and the log sink", async () => {
-    await eventually(async () => (await runs("status", "heartbeat")) >= 1, "a heartbeat", 5_000);
+    await eventually(async () => (await runs("status", "heartbeat")) >= 1, "a heartbeat", 20_000);
     const s = await status("status");
     expect(s).toMatchObject({
       store: "durableObject(Operated:status)",
@@ -42,7 +42,7 @@ describe.concurrent("the object's RPC surface (seed 003), called by Workers RPC 
   });
 
   it("pauseUntil(time) stops the scheduled runs until then; resume() starts them again at once", async () => {
-    await eventually(async () => (await runs("pause", "heartbeat")) >= 1, "a heartbeat", 5_000);
+    await eventually(async () => (await runs("pause", "heartbeat")) >= 1, "a heartbeat", 20_000);
     const until = Date.now() + 3_600_000;
     expect(await objects.call("OPERATED", "pause", "pauseUntil", until)).toEqual({ pausedUntil: until });
     const paused = await status("pause");
@@ -59,7 +59,7 @@ describe.concurrent("the object's RPC surface (seed 003), called by Workers RPC 
     const resumed = await status("pause");
     expect(resumed.pausedUntil).toBeNull();
     expect(resumed.tasks.every((t) => !t.paused)).toBe(true);
-    await eventually(async () => (await runs("pause", "heartbeat")) > before, "a heartbeat after resume", 5_000);
+    await eventually(async () => (await runs("pause", "heartbeat")) > before, "a heartbeat after resume", 20_000);
   });
 
   it("pauseUntil takes a duration too, and refuses what is not a time", async () => {

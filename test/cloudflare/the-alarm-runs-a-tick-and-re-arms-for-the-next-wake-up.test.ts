@@ -35,7 +35,7 @@ describe.concurrent("alarm(): one engine tick, then the alarm re-armed for the e
     const { lastTick } = await eventually(async () => {
       const s = await objects.call<ObjectStatus>("WORKER", "idle", "status");
       return s.lastTick !== null && s;
-    }, "the first tick", 5_000);
+    }, "the first tick", 20_000);
     expect(lastTick!.nextWakeAt).toBeNull();
     expect(lastTick!.alarmAt - (lastTick!.at + lastTick!.durationMs)).toBe(10 * 60_000);
   });
@@ -62,7 +62,7 @@ describe.concurrent("alarm(): one engine tick, then the alarm re-armed for the e
     const idle = await eventually(async () => {
       const s = await objects.call<ObjectStatus>("WORKER", "forward", "status");
       return s.lastTick !== null && s;
-    }, "the first tick", 5_000);
+    }, "the first tick", 20_000);
     const ceilingAlarm = idle.alarmAt!;
 
     await objects.call("WORKER", "forward", "enqueue", "work", { n: 1 }, { delay: "1h" });

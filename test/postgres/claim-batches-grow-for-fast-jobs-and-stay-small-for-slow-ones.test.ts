@@ -32,9 +32,11 @@ describe("PostgreSQL: the adaptive claim batch", () => {
   });
 
   it("stays at 2 x concurrency when each job outlasts a round trip, so prefetch hoards nothing", async () => {
-    const { largest, inHand } = await run(() => new Promise((resolve) => setTimeout(resolve, 30)), 40);
+    // 200 ms a job: on a loaded machine a claim's round trip averages tens of milliseconds, and the
+    // batch grows only once that average exceeds a job's run.
+    const { largest, inHand } = await run(() => new Promise((resolve) => setTimeout(resolve, 200)), 16);
     expect(largest).toBe(4);
-    // A job of 30 ms outlasts four round trips many times over: one batch in hand, running or prefetched.
+    // Two slots finish in four round trips of up to 50 ms less than a job: one batch in hand, running or prefetched.
     expect(inHand).toBeLessThanOrEqual(4);
   });
 
