@@ -106,6 +106,11 @@ export interface RunFigures {
   partial?: { ran: number; of: number; seconds: number };
   /** CPU per job of each side, from the start call to the last completion (see cpu.ts). */
   cpu?: CpuPerJob;
+  /**
+   * SQLite rows only: the machine's single-row write transactions per second, measured right before
+   * this run, so the run is set against the machine as it was then (its speed drifts over a run).
+   */
+  writeLimit?: number;
 }
 
 /**

@@ -545,13 +545,17 @@ export function checks(report: Report): Check[] {
       for (const s of ours("SQLite")) {
         const v = summary(cells[s.id], (f) => f.jobsPerSec)?.median;
         if (v === undefined) continue;
-        const need = 1.5 * limit;
+        // Each repetition against the limit measured right before it; results written before the
+        // limit was paired (no writeLimit) against the run's median limit.
+        const ratios = summarise(cells[s.id]!.values.map((f) => f.jobsPerSec / (f.writeLimit ?? limit)));
+        const paired = cells[s.id]!.values.every((f) => f.writeLimit !== undefined);
         out.push({
           target: `SQLite run throughput, concurrency ${id === "run.c10" ? 10 : 50} >= 1.5x the single-row write transaction limit`,
-          row: label(s), measured: `${fmt(v)} jobs/s (${(v / limit).toFixed(2)}x the limit)`,
-          needed: `${fmt(need)} jobs/s (1.5x ${fmt(limit)} tx/s)`,
-          verdict: v >= need ? "PASS" : "MISS",
-          gap: v >= need ? "" : `${fmt(need - v)} jobs/s short: needs ${(((need - v) / v) * 100).toFixed(0)}% more`,
+          row: label(s),
+          measured: `${fmt(v)} jobs/s; ${range(ratios, (n) => `${n.toFixed(2)}x`)} ${paired ? "of the limit measured right before each repetition" : `of the limit (${fmt(limit)} tx/s)`}`,
+          needed: `1.5x (${fmt(1.5 * limit)} jobs/s at the run's median limit, ${fmt(limit)} tx/s)`,
+          verdict: ratios.median >= 1.5 ? "PASS" : "MISS",
+          gap: ratios.median >= 1.5 ? "" : `needs ${(((1.5 - ratios.median) / ratios.median) * 100).toFixed(0)}% more`,
         });
       }
     }
@@ -594,7 +598,7 @@ function timerLine(report: Report): string {
 function limitLine(report: Report): string {
   if (!report.sqliteLimit.length) return "";
   const s = summarise(report.sqliteLimit);
-  return `SQLite single-row write transactions on this machine (${report.servers.sqlite.settings.driver}, WAL file, synchronous=NORMAL, ${fmt(report.parameters.sqliteLimitTransactions)} INSERTs each in its own BEGIN IMMEDIATE/COMMIT, measured ${s.samples.length === 1 ? "once" : `${s.samples.length} times`} in this run): ${range(s)} tx/s.`;
+  return `SQLite single-row write transactions on this machine (${report.servers.sqlite.settings.driver}, WAL file, synchronous=NORMAL, ${fmt(report.parameters.sqliteLimitTransactions)} INSERTs each in its own BEGIN IMMEDIATE/COMMIT, measured right before each repetition of a SQLite row, ${s.samples.length === 1 ? "once" : `${s.samples.length} times`} in this run): ${range(s)} tx/s.`;
 }
 
 function problemLines(report: Report): string[] {
