@@ -104,6 +104,8 @@ function allSystems(): System[] {
     pgBossSystem("tuned"),
     bullmqSystem("defaults"),
     bullmqSystem("tuned"),
+    bullmqSystem("defaults", "PostgreSQL"),
+    bullmqSystem("tuned", "PostgreSQL"),
     tickworkSystem("PostgreSQL", "defaults"),
     tickworkSystem("PostgreSQL", "tuned"),
     tickworkSystem("SQLite", "defaults"),

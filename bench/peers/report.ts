@@ -159,6 +159,11 @@ function rowName(system: System): string {
   return `${system.name} ${system.version}`;
 }
 
+/** The system, its backend where it has more than one (BullMQ), and its setting: who a "best peer" is. */
+function peerName(system: System): string {
+  return `${rowName(system)}${system.name === "BullMQ" ? ` (${system.backend})` : ""} ${system.setting}`;
+}
+
 function errorNote<T>(cell: Cell<T> | undefined): string {
   if (!cell || cell.errors.length === 0) return "";
   return `ERROR in ${cell.errors.length} of ${cell.errors.length + cell.values.length}: ${cell.errors[0]}`;
@@ -231,7 +236,7 @@ function throughputTable(report: Report, id: ThroughputId): Table {
   const header = isRun
     ? ["System", "Backend", "Setting", "jobs/s to last completion", "jobs/s to last handler call", "vs best peer", CPU_HEADER, "Note"]
     : ["System", "Backend", "Setting", "jobs/s", "vs best peer", CPU_HEADER, "Note"];
-  const bestText = best ? ` Best peer: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} jobs/s.` : "";
+  const bestText = best ? ` Best peer: ${peerName(best.system)}, ${fmt(best.value)} jobs/s.` : "";
   return isRun
     ? {
         id,
@@ -272,7 +277,7 @@ function latencyTable(report: Report): Table {
       `${p.latencySamples} single enqueues from the worker's process (concurrency ${p.latencyConcurrency}), one at a time, each waited for, 2-4 ms apart, after a short warm-up; ` +
       `from just before the enqueue call to the handler's first line. tickwork's idle worker takes such a job straight from the enqueue (a hand-off: the insert writes it claimed, no claim round trip); ` +
       `a producer in another process goes through LISTEN/NOTIFY and a claim instead (\`npm run bench\` measures that path). A system that polls gets fewer samples: the loop stops after ${p.latencyBudgetSeconds} s ("samples" is the smallest count of the repetitions). ` +
-      `"vs best peer" is p99 over the best peer's p99 (lower is better)${best ? `; best peer: ${rowName(best.system)} ${best.system.setting}, p99 ${fmt(best.value)} ms` : ""}.`,
+      `"vs best peer" is p99 over the best peer's p99 (lower is better)${best ? `; best peer: ${peerName(best.system)}, p99 ${fmt(best.value)} ms` : ""}.`,
     header: ["System", "Backend", "Setting", "samples", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
     rows,
     numeric: [3, 4, 5, 6, 7, 8],
@@ -299,7 +304,7 @@ function roundTripTable(report: Report): Table {
       `${p.roundTripSamples} jobs, one at a time, 2-4 ms apart, after a short warm-up: the producer enqueues a job and awaits its result (tickwork \`queue.enqueueAndWait\`, BullMQ \`job.waitUntilFinished\` with QueueEvents), ` +
       `computed by a worker (concurrency ${p.roundTripConcurrency}) in a child process of its own; from just before the enqueue call until the result is back in the producer. ` +
       `tickwork's waiter hears of the end by LISTEN/NOTIFY and reads the job once; BullMQ's by its events stream. graphile-worker and pg-boss cannot await a job's result (a caller would poll its row), so they have no row. ` +
-      `"vs best peer" is p99 over the best peer's p99 (lower is better)${best ? `; best peer: ${rowName(best.system)} ${best.system.setting}, p99 ${fmt(best.value)} ms` : ""}.`,
+      `"vs best peer" is p99 over the best peer's p99 (lower is better)${best ? `; best peer: ${peerName(best.system)}, p99 ${fmt(best.value)} ms` : ""}.`,
     header: ["System", "Backend", "Setting", "samples", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
     rows,
     numeric: [3, 4, 5, 6, 7, 8],
@@ -332,7 +337,7 @@ function sustainedTable(report: Report): Table {
       `"enqueued/s" and "started/s" are over the window; "backlog at end" is jobs enqueued but not started when the window closed; "drain (ms)" is how long after the window the rest took to start (budget ${p.drainBudgetSeconds} s). ` +
       `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. Latency (ms) is enqueue call to handler start. ` +
       `tickwork writes a queue's concurrent enqueues in one insert, and its caught-up worker takes them by hand-off (written claimed, no claim); a producer in another process would pay a claim per batch instead.` +
-      (best ? ` Best peer p99: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} ms.` : ""),
+      (best ? ` Best peer p99: ${peerName(best.system)}, ${fmt(best.value)} ms.` : ""),
     header: ["System", "Backend", "Setting", "enqueued/s", "started/s", "backlog at end", "drain (ms)", "kept up", "p50", "p95", "p99", "max", "p99 vs best peer", "Note"],
     rows,
     numeric: [3, 4, 5, 6, 8, 9, 10, 11, 12],
@@ -363,7 +368,7 @@ function producerTable(report: Report, id: ProducerId): Table {
       `The benchmark's process enqueues single jobs at ${fmt(rate)} per second (each call when due, at most 100 outstanding) and does nothing else; a worker (concurrency ${p.roundTripConcurrency}) runs them in a child process of its own, as a web process and a worker process would be deployed. ` +
       `"call p50/p99" is how long an enqueue call took in the producer. Latency (ms) is from just before the enqueue call in the producer to the handler's start in the worker process (both read the machine's wall clock). ` +
       `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. tickwork's and graphile-worker's workers hear of the jobs by LISTEN/NOTIFY, BullMQ's by its blocking list pop, pg-boss's by its poll (tuned: every 0.5 s, its minimum; at its defaults, one job per 2 s per loop, it cannot keep up). ` +
-      (best ? ` Best peer p99: ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)} ms.` : "") +
+      (best ? ` Best peer p99: ${peerName(best.system)}, ${fmt(best.value)} ms.` : "") +
       CPU_NOTE.replace("job", "enqueued job"),
     header: ["System", "Backend", "Setting", "enqueued/s", "call p50", "call p99", "backlog at end", "kept up", "p50", "p95", "p99", "max", "p99 vs best peer", "CPU µs/job: producer + worker / server", "Note"],
     rows,
@@ -471,7 +476,7 @@ export function checks(report: Report): Check[] {
       const need = times * best.value;
       out.push({
         target, row: label(s), measured: `${fmt(v)} jobs/s (${(v / best.value).toFixed(2)}x)`,
-        needed: `${fmt(need)} jobs/s (${times}x ${rowName(best.system)} ${best.system.setting}, ${fmt(best.value)})`,
+        needed: `${fmt(need)} jobs/s (${times}x ${peerName(best.system)}, ${fmt(best.value)})`,
         verdict: v >= need ? "PASS" : "MISS",
         gap: v >= need ? "" : `${fmt(need - v)} jobs/s short: needs ${(((need - v) / v) * 100).toFixed(0)}% more`,
       });
@@ -493,7 +498,7 @@ export function checks(report: Report): Check[] {
   const latency = report.results.latency;
   if (Object.keys(latency).length) {
     const p99 = (s: System) => summary(latency[s.id], (f) => f.p99)?.median;
-    const bull = report.systems.filter((s) => s.name === "BullMQ").map((s) => ({ s, v: p99(s) })).filter((x) => x.v !== undefined).sort((a, b) => a.v! - b.v!)[0];
+    const bull = report.systems.filter((s) => s.name === "BullMQ" && s.backend === "Redis").map((s) => ({ s, v: p99(s) })).filter((x) => x.v !== undefined).sort((a, b) => a.v! - b.v!)[0];
     for (const s of ours("PostgreSQL")) {
       const v = p99(s);
       const target = "Enqueue-to-start p99 on PostgreSQL <= BullMQ's p99";
@@ -514,7 +519,7 @@ export function checks(report: Report): Check[] {
     if (!Object.keys(cells).length) continue;
     const rate = producerRate(id);
     const median = (s: System, pick: (f: ProducerFigures) => number) => summary(cells[s.id], pick)?.median;
-    const bull = report.systems.filter((s) => s.name === "BullMQ").map((s) => ({ s, v: median(s, (f) => f.p99) })).filter((x) => x.v !== undefined).sort((a, b) => a.v! - b.v!)[0];
+    const bull = report.systems.filter((s) => s.name === "BullMQ" && s.backend === "Redis").map((s) => ({ s, v: median(s, (f) => f.p99) })).filter((x) => x.v !== undefined).sort((a, b) => a.v! - b.v!)[0];
     for (const s of ours("PostgreSQL").filter((s) => s.workerProcess)) {
       const p50 = median(s, (f) => f.p50);
       const p99 = median(s, (f) => f.p99);
