@@ -8,9 +8,9 @@
 import type { CpuPerJob } from "./cpu.js";
 
 /** The systems this harness runs in a worker process of its own. */
-export type RoundTripSystem = "tickwork" | "bullmq" | "graphile-worker" | "pg-boss";
+export type RoundTripSystem = "tickwork" | "bullmq" | "bullmq-postgres" | "graphile-worker" | "pg-boss";
 
-/** Of those, the ones whose producer can await a job's result (the round-trip workload). */
+/** Of those, the ones whose producer can await a job's result (the round-trip workload; BullMQ on Redis, whose events reader it has been measured with). */
 export function awaitsResults(system: RoundTripSystem): boolean {
   return system === "tickwork" || system === "bullmq";
 }

@@ -51,6 +51,14 @@ export async function bullmqJobs(queue: Pick<BullQueue, "getJobCounts">, ...type
 /** Where BullMQ keeps its jobs: the machine's Redis, or its PostgreSQL backend on the shared server. */
 export type BullmqStore = "Redis" | "PostgreSQL";
 
+/**
+ * BullMQ's PostgreSQL backend on the shared server, in `schema` (the schema rides on the connection
+ * config); `migrate` creates BullMQ's tables there on connect.
+ */
+export function bullmqPostgresConnection(schema: string, migrate: boolean) {
+  return { connectionString: DATABASE_URL, schema, migrate };
+}
+
 /** One measurement's namespace on `store`: how its queue and worker connect, and how it is removed. */
 function namespace(store: BullmqStore): {
   queue(opts: { removeOnComplete?: boolean }): BullQueue;
@@ -66,9 +74,8 @@ function namespace(store: BullmqStore): {
       remove: async () => void (await deleteKeys(prefix)),
     };
   }
-  // The schema rides on the connection config; `migrate: true` creates BullMQ's tables in it.
   const schema = uniqueName("twbench_bullpg");
-  const connection = () => ({ connectionString: DATABASE_URL, schema, migrate: true });
+  const connection = () => bullmqPostgresConnection(schema, true);
   return {
     queue: (opts: { removeOnComplete?: boolean }) =>
       new Queue<Payload, unknown, string, Payload, unknown, string, PostgresQueueBackend, PostgresConnectionOptions>(
@@ -93,8 +100,8 @@ export function bullmqSystem(setting: Setting, store: BullmqStore = "Redis"): Sy
     backend: store,
     setting,
     peer: true,
-    // The worker process of the workloads across processes runs with defaults (round-trip-worker.ts), on Redis.
-    ...(tuned || store !== "Redis" ? {} : { workerProcess: "bullmq" as const }),
+    // The worker process of the workloads across processes runs with defaults (round-trip-worker.ts).
+    ...(tuned ? {} : { workerProcess: store === "Redis" ? ("bullmq" as const) : ("bullmq-postgres" as const) }),
     settings: (concurrency) => ({ concurrency, ...(tuned ? { removeOnComplete: true } : {}) }),
 
     async open({ concurrency, onJob }) {

@@ -367,7 +367,7 @@ function producerTable(report: Report, id: ProducerId): Table {
     note:
       `The benchmark's process enqueues single jobs at ${fmt(rate)} per second (each call when due, at most 100 outstanding) and does nothing else; a worker (concurrency ${p.roundTripConcurrency}) runs them in a child process of its own, as a web process and a worker process would be deployed. ` +
       `"call p50/p99" is how long an enqueue call took in the producer. Latency (ms) is from just before the enqueue call in the producer to the handler's start in the worker process (both read the machine's wall clock). ` +
-      `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. tickwork's and graphile-worker's workers hear of the jobs by LISTEN/NOTIFY, BullMQ's by its blocking list pop, pg-boss's by its poll (tuned: every 0.5 s, its minimum; at its defaults, one job per 2 s per loop, it cannot keep up). ` +
+      `Kept up: the producer held at least 98% of its rate and the backlog at the end was at most one second of production. tickwork's, graphile-worker's and BullMQ's on PostgreSQL workers hear of the jobs by LISTEN/NOTIFY, BullMQ's on Redis by its blocking list pop, pg-boss's by its poll (tuned: every 0.5 s, its minimum; at its defaults, one job per 2 s per loop, it cannot keep up). ` +
       (best ? ` Best peer p99: ${peerName(best.system)}, ${fmt(best.value)} ms.` : "") +
       CPU_NOTE.replace("job", "enqueued job"),
     header: ["System", "Backend", "Setting", "enqueued/s", "call p50", "call p99", "backlog at end", "kept up", "p50", "p95", "p99", "max", "p99 vs best peer", "CPU µs/job: producer + worker / server", "Note"],
@@ -420,7 +420,7 @@ function scaleTable(report: Report): Table {
       `"K vs 1" is the median at K processes over the median at 1 process of the same system (2.00x at 2 processes, 4.00x at 4 would be linear growth). ` +
       `The worker processes, the benchmark's process and the servers share this machine's ${report.machine.cores} cores, so the growth is bounded by them: it says how a system spreads its work over processes here, not what more machines would add. ` +
       `"busiest process's share" (in the notes) is the median share of the backlog the busiest process ran (50% at 2 and 25% at 4 would be an even spread). Each run checks that the processes ran every job exactly once between them (the job numbers each reported over IPC) and that the system recorded every job completed and none failed; a run that does not finish within ${p.runBudgetSeconds} s reports the rate of the jobs that ran. ` +
-      `Systems: those with a worker process in this harness, as in the producer workloads: tickwork on PostgreSQL, BullMQ and graphile-worker at their defaults, pg-boss tuned (0.5 s polls, batches of 1,000; at its defaults, one job per 2 s poll per loop, it would measure its poll interval).`,
+      `Systems: those with a worker process in this harness, as in the producer workloads: tickwork on PostgreSQL, BullMQ (on Redis and on PostgreSQL) and graphile-worker at their defaults, pg-boss tuned (0.5 s polls, batches of 1,000; at its defaults, one job per 2 s poll per loop, it would measure its poll interval).`,
     header: [...header, "Note"],
     rows,
     numeric: header.map((_, i) => i).filter((i) => i >= 3),

@@ -6,7 +6,7 @@
  * parent reads what it did over IPC: `{ started, calls }` messages as jobs start (at most every
  * 20 ms: jobs carrying `at`, and handler calls in all), and `{ report }` in answer to "report" (the
  * latencies, every job number it ran, the wall clock of its last handler call).
- * Usage: tsx round-trip-worker.ts <tickwork|bullmq|graphile-worker|pg-boss> <schema | key prefix> <concurrency> [now|held]
+ * Usage: tsx round-trip-worker.ts <tickwork|bullmq|bullmq-postgres|graphile-worker|pg-boss> <schema | key prefix> <concurrency> [now|held]
  * "now" (the default) starts the worker at once; "held" configures it (connections, queue, handler)
  * and starts it when the parent sends "start", answering `{ running: true }` once it runs, so that
  * the scale-out workload starts every process's worker at one moment, after their slow start-up.
@@ -15,7 +15,7 @@
  * cannot keep up with the producer's rates.
  * Prints "ready" once the worker runs ("now") or is configured ("held").
  */
-import { Worker } from "bullmq";
+import { Worker, createPostgresBackend, type JobProgress, type PostgresConnectionOptions, type PostgresQueueBackend } from "bullmq";
 import { run as runGraphile, type Runner } from "graphile-worker";
 import { PgBoss } from "pg-boss";
 import { createTickwork } from "../../src/index.js";
@@ -23,13 +23,16 @@ import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL } from "../fixtures.js";
 import { PGBOSS_TUNED } from "./pg-boss.js";
 import { ROUND_TRIP_QUEUE, ROUND_TRIP_TASK, quietGraphileLogger, wallClock, type RoundTripPayload, type WorkerReport } from "./round-trip.js";
+import { bullmqPostgresConnection } from "./bullmq.js";
 import { redisConnection } from "./servers.js";
 
-const [system, namespace, concurrencyText, mode = "now"] = process.argv.slice(2);
+const [system, given, concurrencyText, mode = "now"] = process.argv.slice(2);
 const concurrency = Number(concurrencyText);
-if (!namespace || !Number.isInteger(concurrency) || concurrency < 1 || (mode !== "now" && mode !== "held")) {
-  throw new Error("usage: round-trip-worker.ts <tickwork|bullmq|graphile-worker|pg-boss> <namespace> <concurrency> [now|held]");
+if (!given || !Number.isInteger(concurrency) || concurrency < 1 || (mode !== "now" && mode !== "held")) {
+  throw new Error("usage: round-trip-worker.ts <tickwork|bullmq|bullmq-postgres|graphile-worker|pg-boss> <namespace> <concurrency> [now|held]");
 }
+/** The schema or Redis key prefix the benchmark made for this run. */
+const namespace: string = given;
 
 /** Every handler call's job number, for the parent's exactly-once check, and the latencies of the jobs carrying `at`. */
 const ran: number[] = [];
@@ -75,6 +78,20 @@ async function configure(): Promise<SystemWorker> {
       await worker.waitUntilReady();
       return {
         // run() resolves only when the worker closes.
+        start: async () => void worker.run().catch(fail),
+        stop: () => worker.close(),
+      };
+    }
+    case "bullmq-postgres": {
+      // The producer migrated the schema; autorun off, as on Redis.
+      const worker = new Worker<RoundTripPayload, unknown, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(
+        ROUND_TRIP_QUEUE,
+        async (job) => run(job.data),
+        { connection: bullmqPostgresConnection(namespace, false), concurrency, autorun: false },
+        createPostgresBackend,
+      );
+      await worker.waitUntilReady();
+      return {
         start: async () => void worker.run().catch(fail),
         stop: () => worker.close(),
       };

@@ -11,14 +11,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import { Queue, QueueEvents } from "bullmq";
+import { Queue, QueueEvents, createPostgresBackend, type PostgresConnectionOptions, type PostgresQueueBackend } from "bullmq";
 import { Logger, makeWorkerUtils } from "graphile-worker";
 import { PgBoss } from "pg-boss";
 import { createTickwork } from "../../src/index.js";
 import { postgres } from "../../src/store/postgres.js";
 import { migratedPostgresSchema } from "../fixtures.js";
 import type { Counts, RoundTripSystem } from "./adapter.js";
-import { BULLMQ_UNFINISHED, bullmqJobs } from "./bullmq.js";
+import { BULLMQ_UNFINISHED, bullmqJobs, bullmqPostgresConnection } from "./bullmq.js";
 import { graphileCounts } from "./graphile-worker.js";
 import { pgBossCounts } from "./pg-boss.js";
 import { DATABASE_URL, deleteKeys, dropSchema, redisConnection, uniqueName } from "./servers.js";
@@ -213,6 +213,8 @@ function openProducer(system: RoundTripSystem, results: boolean): Promise<Produc
       return tickworkProducer();
     case "bullmq":
       return bullmqProducer(results);
+    case "bullmq-postgres":
+      return bullmqPostgresProducer();
     case "graphile-worker":
       return graphileProducer();
     case "pg-boss":
@@ -408,6 +410,36 @@ async function bullmqProducer(results: boolean): Promise<Producer> {
       enqueueBatch: async (payloads) => void (await queue.addBulk(payloads.map((data) => ({ name: "roundtrip", data })))),
       unfinished: () => bullmqJobs(queue, ...BULLMQ_UNFINISHED),
       // The worker processes run at BullMQ's defaults, which keep completed jobs in the completed set.
+      completed: () => bullmqJobs(queue, "completed"),
+      failed: () => bullmqJobs(queue, "failed"),
+      close,
+    };
+  });
+}
+
+/** BullMQ on its PostgreSQL backend: the schema migrated here, its workers in the worker processes. No events reader: it has no round-trip row. */
+async function bullmqPostgresProducer(): Promise<Producer> {
+  const schema = uniqueName("twbench_bullpg_rt");
+  const queue = new Queue<RoundTripPayload, unknown, string, RoundTripPayload, unknown, string, PostgresQueueBackend, PostgresConnectionOptions>(
+    ROUND_TRIP_QUEUE,
+    { connection: bullmqPostgresConnection(schema, true) },
+    createPostgresBackend,
+  );
+  const close = async () => {
+    try {
+      await queue.obliterate({ force: true });
+      await queue.close();
+    } finally {
+      await dropSchema(schema);
+    }
+  };
+  return orClose(close, async () => {
+    await queue.waitUntilReady();
+    return {
+      namespace: schema,
+      enqueue: async (payload) => void (await queue.add("roundtrip", payload)),
+      enqueueBatch: async (payloads) => void (await queue.addBulk(payloads.map((data) => ({ name: "roundtrip", data })))),
+      unfinished: () => bullmqJobs(queue, ...BULLMQ_UNFINISHED),
       completed: () => bullmqJobs(queue, "completed"),
       failed: () => bullmqJobs(queue, "failed"),
       close,
