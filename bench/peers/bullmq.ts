@@ -25,11 +25,11 @@ const QUEUE = "bench";
 export const BULLMQ_UNFINISHED: readonly JobType[] = ["waiting", "active", "delayed", "prioritized", "waiting-children"];
 
 /** What a measurement uses of a queue, whichever backend holds it. */
-interface BullQueue {
+export interface BullQueue<T = Payload> {
   on(event: "error", listener: (error: Error) => void): unknown;
   waitUntilReady(): Promise<unknown>;
-  addBulk(jobs: { name: string; data: Payload }[]): Promise<unknown>;
-  add(name: string, data: Payload): Promise<unknown>;
+  addBulk(jobs: { name: string; data: T }[]): Promise<unknown>;
+  add(name: string, data: T): Promise<unknown>;
   getJobCounts(...types: JobType[]): Promise<Record<string, number>>;
   obliterate(opts: { force: boolean }): Promise<void>;
   close(): Promise<void>;
@@ -44,7 +44,7 @@ interface BullWorker {
 }
 
 /** Jobs of the queue in these states, summed from BullMQ's own counts (here and in round-trip.ts). */
-export async function bullmqJobs(queue: Pick<BullQueue, "getJobCounts">, ...types: JobType[]): Promise<number> {
+export async function bullmqJobs(queue: Pick<BullQueue<unknown>, "getJobCounts">, ...types: JobType[]): Promise<number> {
   return Object.values(await queue.getJobCounts(...types)).reduce((a, b) => a + b, 0);
 }
 
@@ -65,26 +65,27 @@ function namespace(store: BullmqStore): {
   worker(processor: (data: Payload) => Promise<void>, concurrency: number): BullWorker;
   remove(): Promise<void>;
 } {
+  const defaults = (opts: { removeOnComplete?: boolean }) => (opts.removeOnComplete ? { defaultJobOptions: { removeOnComplete: true } } : {});
   if (store === "Redis") {
     const prefix = uniqueName("twbench_bull");
     return {
-      queue: (opts: { removeOnComplete?: boolean }) => new Queue<Payload>(QUEUE, { connection: redisConnection(), prefix, ...(opts.removeOnComplete ? { defaultJobOptions: { removeOnComplete: true } } : {}) }),
+      queue: (opts: { removeOnComplete?: boolean }) => new Queue<Payload>(QUEUE, { connection: redisConnection(), prefix, ...defaults(opts) }),
       worker: (processor: (data: Payload) => Promise<void>, concurrency: number) =>
         new Worker<Payload>(QUEUE, async (job) => processor(job.data), { connection: redisConnection(), prefix, concurrency }),
       remove: async () => void (await deleteKeys(prefix)),
     };
   }
+  // The queue, opened first, migrates the schema; the worker, started inside the timed span, does not.
   const schema = uniqueName("twbench_bullpg");
-  const connection = () => bullmqPostgresConnection(schema, true);
   return {
     queue: (opts: { removeOnComplete?: boolean }) =>
       new Queue<Payload, unknown, string, Payload, unknown, string, PostgresQueueBackend, PostgresConnectionOptions>(
         QUEUE,
-        { connection: connection(), ...(opts.removeOnComplete ? { defaultJobOptions: { removeOnComplete: true } } : {}) },
+        { connection: bullmqPostgresConnection(schema, true), ...defaults(opts) },
         createPostgresBackend,
       ),
     worker: (processor: (data: Payload) => Promise<void>, concurrency: number) =>
-      new Worker<Payload, unknown, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(QUEUE, async (job) => processor(job.data), { connection: connection(), concurrency }, createPostgresBackend),
+      new Worker<Payload, unknown, string, PostgresQueueBackend, JobProgress, PostgresConnectionOptions>(QUEUE, async (job) => processor(job.data), { connection: bullmqPostgresConnection(schema, false), concurrency }, createPostgresBackend),
     remove: () => dropSchema(schema),
   };
 }

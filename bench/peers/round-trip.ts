@@ -18,7 +18,7 @@ import { createTickwork } from "../../src/index.js";
 import { postgres } from "../../src/store/postgres.js";
 import { migratedPostgresSchema } from "../fixtures.js";
 import type { Counts, RoundTripSystem } from "./adapter.js";
-import { BULLMQ_UNFINISHED, bullmqJobs, bullmqPostgresConnection } from "./bullmq.js";
+import { BULLMQ_UNFINISHED, bullmqJobs, bullmqPostgresConnection, type BullQueue } from "./bullmq.js";
 import { graphileCounts } from "./graphile-worker.js";
 import { pgBossCounts } from "./pg-boss.js";
 import { DATABASE_URL, deleteKeys, dropSchema, redisConnection, uniqueName } from "./servers.js";
@@ -406,15 +406,22 @@ async function bullmqProducer(results: boolean): Promise<Producer> {
             },
           }
         : {}),
-      enqueue: async (payload) => void (await queue.add("roundtrip", payload)),
-      enqueueBatch: async (payloads) => void (await queue.addBulk(payloads.map((data) => ({ name: "roundtrip", data })))),
-      unfinished: () => bullmqJobs(queue, ...BULLMQ_UNFINISHED),
-      // The worker processes run at BullMQ's defaults, which keep completed jobs in the completed set.
-      completed: () => bullmqJobs(queue, "completed"),
-      failed: () => bullmqJobs(queue, "failed"),
+      ...bullmqQueueSide(queue),
       close,
     };
   });
+}
+
+/** A BullMQ producer's enqueues and counts, whichever backend holds its queue. */
+function bullmqQueueSide(queue: BullQueue<RoundTripPayload>): Pick<Producer, "enqueue" | "enqueueBatch" | "unfinished" | "completed" | "failed"> {
+  return {
+    enqueue: async (payload) => void (await queue.add("roundtrip", payload)),
+    enqueueBatch: async (payloads) => void (await queue.addBulk(payloads.map((data) => ({ name: "roundtrip", data })))),
+    unfinished: () => bullmqJobs(queue, ...BULLMQ_UNFINISHED),
+    // The worker processes run at BullMQ's defaults, which keep completed jobs among the completed.
+    completed: () => bullmqJobs(queue, "completed"),
+    failed: () => bullmqJobs(queue, "failed"),
+  };
 }
 
 /** BullMQ on its PostgreSQL backend: the schema migrated here, its workers in the worker processes. No events reader: it has no round-trip row. */
@@ -437,11 +444,7 @@ async function bullmqPostgresProducer(): Promise<Producer> {
     await queue.waitUntilReady();
     return {
       namespace: schema,
-      enqueue: async (payload) => void (await queue.add("roundtrip", payload)),
-      enqueueBatch: async (payloads) => void (await queue.addBulk(payloads.map((data) => ({ name: "roundtrip", data })))),
-      unfinished: () => bullmqJobs(queue, ...BULLMQ_UNFINISHED),
-      completed: () => bullmqJobs(queue, "completed"),
-      failed: () => bullmqJobs(queue, "failed"),
+      ...bullmqQueueSide(queue),
       close,
     };
   });

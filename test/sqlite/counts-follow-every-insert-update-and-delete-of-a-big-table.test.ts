@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sqlite } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
+import { countsInTable, keptCounts } from "../support/sqlite-counts.js";
 
 /**
  * SQLite keeps job counts in tickwork_job_counts, moved by triggers on the jobs table, so any write
@@ -17,13 +18,8 @@ describe("SQLite: the kept job counts of a big table", () => {
   let store: Store;
   let side: Database.Database;
 
-  const truth = () => side.prepare(`SELECT queue, status, count(*) AS n FROM tickwork_jobs GROUP BY queue, status ORDER BY queue, status`).all();
-  const kept = async () => {
-    const counts = await store.queue.countByStatus({});
-    return counts
-      .flatMap(({ queue, counts }) => Object.entries(counts).filter(([, n]) => n > 0).map(([status, n]) => ({ queue, status, n })))
-      .sort((a, b) => `${a.queue}/${a.status}`.localeCompare(`${b.queue}/${b.status}`));
-  };
+  const truth = () => countsInTable(side);
+  const kept = () => keptCounts(store);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "tickwork-count-"));

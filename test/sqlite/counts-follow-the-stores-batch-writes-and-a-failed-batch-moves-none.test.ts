@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NewJobRow } from "../../src/queue/store.js";
 import { sqlite } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
+import { countsInTable, keptCounts } from "../support/sqlite-counts.js";
 
 /**
  * The kept job counts through the store's batch writes (an enqueue of many jobs with duplicate keys,
@@ -18,11 +19,8 @@ describe("SQLite: the kept counts follow the store's batch writes, and a failed 
   let side: Database.Database;
   const now = 1_000_000;
 
-  const truth = () => side.prepare(`SELECT queue, status, count(*) AS n FROM tickwork_jobs GROUP BY queue, status ORDER BY queue, status`).all();
-  const kept = async () =>
-    (await store.queue.countByStatus({}))
-      .flatMap(({ queue, counts }) => Object.entries(counts).filter(([, n]) => n > 0).map(([status, n]) => ({ queue, status, n })))
-      .sort((a, b) => `${a.queue}/${a.status}`.localeCompare(`${b.queue}/${b.status}`));
+  const truth = () => countsInTable(side);
+  const kept = () => keptCounts(store);
   const rows = (count: number, key?: (n: number) => string): NewJobRow[] =>
     Array.from({ length: count }, (_, n) => ({ payload: JSON.stringify({ n }), key: key?.(n) ?? null, priority: 0, runAt: now, maxAttempts: 3 }));
   const sideInsert = (queue: string) =>
