@@ -10,6 +10,13 @@ import { PostgresSlotOffers } from "./postgres-offers.js";
 import type { HandedJobs, InsertClaim, InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob, SettleResult, SlotOffers } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
 
+/**
+ * Notifications go to every connection of the database that LISTENs, whatever its schema, while each
+ * schema holds a tickwork of its own: every payload starts with the sender's schema and a slash
+ * (SCOPED), and a listener takes only its own schema's (see the listener in store/postgres.ts).
+ */
+export const SCOPED = (payload: string) => `current_schema() || '/' || ${payload}`;
+
 /** The channel enqueues notify on; its payload is the queue name. */
 export const JOBS_CHANNEL = "tickwork_jobs";
 
@@ -93,7 +100,7 @@ function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean):
   return kind === "notify"
     ? `
   WITH ins AS (${rows})
-  SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', $1)) AS notify`
+  SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', ${SCOPED("$1")})) AS notify`
     : `WITH ins AS (${rows}) SELECT ins.id::text AS id, ins.key FROM ins`;
 }
 
@@ -148,7 +155,7 @@ const INSERTS = {
  * notification writes nothing worth the wait: lost in a crash, it costs the listeners one poll.
  * `set_config(..., true)` sets it for this statement's own transaction, commit included.
  */
-export const NOTIFY = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)`;
+export const NOTIFY = `SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, ${SCOPED("$2")})`;
 
 /**
  * The statements that reach a batch of rows by id are planned on every call (`replan`), and hand the

@@ -127,8 +127,12 @@ async function listen(
     c.on("error", () => reconnect(c));
     c.on("end", () => reconnect(c));
     await c.connect();
-    const pid = (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid;
-    c.on("notification", (msg) => channels[msg.channel]?.(msg.payload ?? "*", msg.processId === pid));
+    const [me] = (await c.query<{ pid: number; schema: string | null }>("SELECT pg_backend_pid() AS pid, current_schema() AS schema")).rows;
+    // Another schema's tickwork notifies on the same channels (see SCOPED): only this schema's count.
+    const scope = `${me?.schema ?? ""}/`;
+    c.on("notification", (msg) => {
+      if (msg.payload?.startsWith(scope)) channels[msg.channel]?.(msg.payload.slice(scope.length) || "*", msg.processId === me?.pid);
+    });
     for (const channel of Object.keys(channels)) await c.query(`LISTEN ${channel}`);
     client = c;
     delay = 100;

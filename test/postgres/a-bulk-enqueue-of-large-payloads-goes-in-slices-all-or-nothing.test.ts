@@ -121,7 +121,8 @@ describe("PostgreSQL: a bulk enqueue of large payloads goes in slices, all or no
     try {
       const seen: number[] = [];
       listener.on("notification", (message) => {
-        if (message.channel !== JOBS_CHANNEL) return;
+        // Other schemas' enqueues (test files running beside this one) notify on the same channel.
+        if (message.channel !== JOBS_CHANNEL || !message.payload?.startsWith(`${schema}/`)) return;
         // Counted on a third connection at the moment the notify arrives.
         void withPg((c) => c.query<{ n: string }>(`SELECT count(*) AS n FROM tickwork_jobs`), schema).then((r) => seen.push(Number(r.rows[0]!.n)));
       });

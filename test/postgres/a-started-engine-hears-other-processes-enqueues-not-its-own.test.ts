@@ -66,3 +66,26 @@ it("announces on the pool once the engine stopped listening, and while two engin
   expect(heard).toEqual(["shared", "after-stop"]);
   await stopWitness();
 });
+
+it("hears only its own schema's enqueues, though every schema of the database notifies on the same channel", async () => {
+  const otherSchema = uniqueSchema();
+  const other = postgres({ url: DATABASE_URL, schema: otherSchema });
+  try {
+    await other.migrate();
+    const [mine, b] = [open(), open()];
+    const heard: string[] = [];
+    const stop = await mine.subscribe!((queue) => heard.push(queue));
+    // The same queue name in both schemas: the other schema's enqueue first, then this one's.
+    await other.queue.insertMany({ queue: "same-name", rows: [row(5)], now: Date.now() });
+    await b.queue.insertMany({ queue: "same-name", rows: [row(6)], now: Date.now() });
+    await eventually(() => heard.includes("same-name"), "this schema's enqueue to be heard");
+    // Notifications of one database reach its listeners in commit order: the other schema's came first.
+    await b.queue.insertMany({ queue: "marker", rows: [row(7)], now: Date.now() });
+    await eventually(() => heard.includes("marker"), "the marker enqueue to be heard");
+    expect(heard).toEqual(["same-name", "marker"]);
+    await stop();
+  } finally {
+    await other.close();
+    await dropSchema(otherSchema);
+  }
+});
