@@ -1,15 +1,17 @@
 import { defineConfig } from "vitest/config";
+import { RUNTIME_CONTRACT_SLICE } from "./test/support/runtime-slice.js";
 
 /**
  * The Bun run (.ci/bun-deno.sh): vitest started by Bun, so its worker processes are Bun too
- * (test/runtime/bun asserts it). The contract suites run on SQLite (bun:sqlite, what sqlite() opens
- * under Bun) and PostgreSQL; test/runtime drives a started engine on real timers, LISTEN/NOTIFY and
- * SIGTERM; test/runtime/bun serves the admin app on Bun.serve.
+ * (test/runtime/bun asserts it). The slice of the contract suites that each runtime repeats
+ * (test/support/runtime-slice.ts) runs on SQLite (bun:sqlite, what sqlite() opens under Bun) and
+ * PostgreSQL; test/runtime drives a started engine on real timers, LISTEN/NOTIFY and SIGTERM;
+ * test/runtime/bun serves the admin app on Bun.serve.
  */
 export default defineConfig({
   test: {
     include: [
-      "test/contract/{queue,schedule,delivery,fanout,idempotency}/**/*.test.ts",
+      ...RUNTIME_CONTRACT_SLICE,
       "test/runtime/*.test.ts",
       "test/runtime/bun/**/*.bun-test.ts",
     ],
@@ -18,7 +20,9 @@ export default defineConfig({
     testNamePattern: "^(?!.*durable-object)",
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    expect: { poll: { timeout: 10_000 } },
     pool: "forks",
+    maxWorkers: 4,
     // Bun's module namespace objects answer `"__esModule" in ns` with true, so vitest's CommonJS
     // interop would take an ES module's default export for the module: `import { z } from "zod"`
     // would be undefined. Bun imports CommonJS with named exports by itself, so no interop is needed.

@@ -1,15 +1,17 @@
 import { defineConfig } from "vitest/config";
+import { RUNTIME_CONTRACT_SLICE } from "./test/support/runtime-slice.js";
 
 /**
  * The Deno run (.ci/bun-deno.sh): vitest started by Deno, so its worker processes are Deno too
- * (test/runtime/deno asserts it). The contract suites run on SQLite (Deno's node:sqlite, what
- * sqlite() opens there) and PostgreSQL; test/runtime drives a started engine on real timers and
- * LISTEN/NOTIFY and SIGTERM; test/runtime/deno serves the admin app on Deno.serve.
+ * (test/runtime/deno asserts it). The slice of the contract suites that each runtime repeats
+ * (test/support/runtime-slice.ts) runs on SQLite (Deno's node:sqlite, what sqlite() opens there) and
+ * PostgreSQL; test/runtime drives a started engine on real timers and LISTEN/NOTIFY and SIGTERM;
+ * test/runtime/deno serves the admin app on Deno.serve.
  */
 export default defineConfig({
   test: {
     include: [
-      "test/contract/{queue,schedule,delivery,fanout,idempotency}/**/*.test.ts",
+      ...RUNTIME_CONTRACT_SLICE,
       "test/runtime/*.test.ts",
       "test/runtime/deno/**/*.deno-test.ts",
     ],
@@ -22,6 +24,8 @@ export default defineConfig({
     testNamePattern: "^(?!.*durable-object)",
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    expect: { poll: { timeout: 10_000 } },
     pool: "forks",
+    maxWorkers: 4,
   },
 });

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Node 22 and Node 24, each installed from the npm registry at a pinned version: every contract
-# suite (test/contract: SQLite in memory and on disk, PostgreSQL; the Durable Object cases are left
-# to the Node 20 run, below) and the SQLite driver tests. On these Nodes `sqlite()`'s "auto" driver opens node:sqlite, so nothing
-# here needs better-sqlite3, whose native module npm ci built for the Node that ran it (its ABI).
+# Node 22 and Node 24, each installed from the npm registry at a pinned version: what can differ by
+# Node (vitest.runtimes.config.ts): the slice of the contract suites that each runtime repeats
+# (test/support/runtime-slice.ts; SQLite in memory and on disk, PostgreSQL), the SQLite driver tests
+# and the started engine of test/runtime. Node 20 (npm test) runs every suite. On these Nodes
+# `sqlite()`'s "auto" driver opens node:sqlite, so nothing here needs better-sqlite3, whose native
+# module npm ci built for the Node that ran it (its ABI).
 # Vitest forks its workers with process.execPath, so the tests run on the Node that runs vitest.
 #
 # Expects what .ci/run sets up first: `npm ci` done and PostgreSQL reachable at DATABASE_URL.
@@ -30,9 +32,7 @@ run_node() {
   local version="$1" node
   node="$(install_runtime node "$version")"
   echo "node-versions: Node $("$node" --version) at $node"
-  # The Durable Object cases run their code in workerd, whatever Node starts miniflare: the Node 20
-  # run (npm test) covers them, so these runs leave them out and keep CI inside its time.
-  time "$node" node_modules/vitest/vitest.mjs run test/contract test/sqlite/drivers.test.ts --testNamePattern '^(?!.*durable-object)'
+  time "$node" node_modules/vitest/vitest.mjs run --config vitest.runtimes.config.ts
 
 }
 

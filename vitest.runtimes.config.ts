@@ -1,0 +1,23 @@
+import { defineConfig } from "vitest/config";
+import { RUNTIME_CONTRACT_SLICE } from "./test/support/runtime-slice.js";
+
+/**
+ * The Node 22 and 24 runs (.ci/node-versions.sh): on these Nodes sqlite()'s "auto" driver opens
+ * node:sqlite, so the slice of the contract suites runs the stores' statements through it; the SQLite
+ * driver tests compare the drivers; test/runtime drives a started engine on real timers,
+ * LISTEN/NOTIFY and SIGTERM. Vitest forks its workers with process.execPath, so every test runs on the
+ * Node that runs vitest. Node 20 (`npm test`) runs everything else.
+ */
+export default defineConfig({
+  test: {
+    include: [...RUNTIME_CONTRACT_SLICE, "test/sqlite/drivers.test.ts", "test/runtime/*.test.ts"],
+    // The Durable Object store case runs its code in workerd, whatever Node starts miniflare: the Node
+    // 20 run covers it.
+    testNamePattern: "^(?!.*durable-object)",
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    expect: { poll: { timeout: 10_000 } },
+    pool: "forks",
+    maxWorkers: 4,
+  },
+});
