@@ -41,7 +41,11 @@ export class Rates {
     const rates = new Map<string, number | null>();
     for (const { name: queue } of queues) {
       const c = counts.find((x) => x.queue === queue)?.counts;
-      const kept = (this.readings.get(queue) ?? []).filter((r) => r.at >= at - RATE_WINDOW_MS);
+      const readings = this.readings.get(queue) ?? [];
+      // The newest reading from before the window stays as its start: a refresh that came late (a busy
+      // machine, a slow store) still shows the rate since then, not a blank or a zero.
+      const inside = readings.findIndex((r) => r.at >= at - RATE_WINDOW_MS);
+      const kept = inside === -1 ? readings.slice(-1) : readings.slice(Math.max(0, inside - 1));
       kept.push({ at, done: (c?.succeeded ?? 0) + (c?.failed ?? 0) });
       this.readings.set(queue, kept);
       const first = kept[0]!;
