@@ -191,7 +191,9 @@ export class FlowSql {
   private *claimBody(tx: SqlTx, p: ClaimParams & { limits: ClaimLimits }): Body<ClaimResult> {
     const { queue, now, limits } = p;
     const d = this.d;
-    if (d.postgres) yield* tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`tickwork_jobs/${queue}`]);
+    // Advisory locks are the database's, not a schema's: each key starts with the schema, so tickworks in
+    // other schemas of the database (with queues of the same names) never wait on it.
+    if (d.postgres) yield* tx.query(`SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || $1, 0))`, [`tickwork_jobs/${queue}`]);
     const result = (held: ClaimHold | null, retryAt: number | null = null, paused = false): ClaimResult => ({ jobs: [], paused, held, retryAt, cursor: p.after ?? null });
 
     const counting = limits.groupConcurrency !== undefined;

@@ -107,7 +107,7 @@ const claimGroupedFn = (step: 15 | 16 | 17) => {
         -- With groupConcurrency 1, a group taken takes up to p_depth jobs (see migration 16).
         v_want_groups integer := CASE WHEN p_cap = 1 THEN ceil(p_want::numeric / greatest(p_depth, 1))::integer ELSE p_want END;` : ""}
       BEGIN
-        PERFORM pg_advisory_xact_lock_shared(hashtextextended('tickwork_jobs/' || p_queue, 0));
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended(current_schema() || '/tickwork_jobs/' || p_queue, 0));
         v_paused := ARRAY(SELECT z.group_key FROM tickwork_queue_pauses z WHERE z.queue = p_queue);
         IF '' = ANY(v_paused) THEN
           RETURN ${answer}_build_object('jobs', v_jobs, 'paused', true, 'held', 'paused', 'cursor', p_after);
@@ -145,7 +145,7 @@ const claimGroupedFn = (step: 15 | 16 | 17) => {
                                           WHERE r.queue = p_queue AND r.group_key = nx.k AND r.status = 'running' AND r.group_key IS NOT NULL
                                             AND r.lease_until >= p_now
                                           LIMIT p_cap) AS running) >= p_cap THEN -2
-              WHEN pg_try_advisory_xact_lock(hashtextextended('tickwork_group/' || p_queue || '/' || nx.k, 0)) THEN 1
+              WHEN pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/tickwork_group/' || p_queue || '/' || nx.k, 0)) THEN 1
               ELSE 0
             END AS verdict
           ) AS v
@@ -425,7 +425,7 @@ export const postgresMigrations: readonly Migration[] = [
         v_got integer := 0;
         v_marker tickwork_jobs;
       BEGIN
-        PERFORM pg_advisory_xact_lock(hashtextextended('tickwork_jobs/' || p_queue, 0));
+        PERFORM pg_advisory_xact_lock(hashtextextended(current_schema() || '/tickwork_jobs/' || p_queue, 0));
         v_marker.id := -1;
         IF EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = p_queue AND group_key = '') THEN
           v_marker.queue := 'paused';
@@ -509,7 +509,7 @@ export const postgresMigrations: readonly Migration[] = [
         v_others integer;
         v_wanting integer;
       BEGIN
-        PERFORM pg_advisory_xact_lock(hashtextextended('tickwork_queue_slots/' || p_queue, 0));
+        PERFORM pg_advisory_xact_lock(hashtextextended(current_schema() || '/tickwork_queue_slots/' || p_queue, 0));
         DELETE FROM tickwork_queue_slots WHERE queue = p_queue AND until < p_now;
         SELECT coalesce(sum(slots), 0), count(*) INTO v_others, v_wanting
         FROM tickwork_queue_slots WHERE queue = p_queue AND worker_id <> p_worker;
@@ -660,12 +660,12 @@ export const postgresMigrations: readonly Migration[] = [
         v_cursor text := p_cursor;
         v_k text;
       BEGIN
-        PERFORM pg_advisory_xact_lock_shared(hashtextextended('tickwork_jobs/' || p_queue, 0));
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended(current_schema() || '/tickwork_jobs/' || p_queue, 0));
         IF EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = p_queue AND group_key = '') THEN
           RETURN;
         END IF;
         FOR i IN 1 .. coalesce(array_length(p_groups, 1), 0) LOOP
-          IF p_cap IS NULL OR pg_try_advisory_xact_lock(hashtextextended('tickwork_group/' || p_queue || '/' || p_groups[i], 0)) THEN
+          IF p_cap IS NULL OR pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/tickwork_group/' || p_queue || '/' || p_groups[i], 0)) THEN
             v_groups := v_groups || p_groups[i];
             v_counts := v_counts || p_counts[i];
           END IF;
@@ -704,7 +704,7 @@ export const postgresMigrations: readonly Migration[] = [
           v_from := v_k;
           CONTINUE WHEN v_k = ANY(p_groups)
             OR EXISTS (SELECT 1 FROM tickwork_queue_pauses z WHERE z.queue = p_queue AND z.group_key = v_k)
-            OR (p_cap IS NOT NULL AND NOT pg_try_advisory_xact_lock(hashtextextended('tickwork_group/' || p_queue || '/' || v_k, 0)));
+            OR (p_cap IS NOT NULL AND NOT pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/tickwork_group/' || p_queue || '/' || v_k, 0)));
           RETURN QUERY
             UPDATE tickwork_jobs j
             SET status = 'running', attempts = j.attempts + 1, worker_id = p_worker, lease_until = p_lease_until, started_at = p_now,
@@ -788,7 +788,7 @@ export const postgresMigrations: readonly Migration[] = [
         v_jobs jsonb := '[]';
         v_cursor text;
       BEGIN
-        PERFORM pg_advisory_xact_lock_shared(hashtextextended('tickwork_jobs/' || p_queue, 0));
+        PERFORM pg_advisory_xact_lock_shared(hashtextextended(current_schema() || '/tickwork_jobs/' || p_queue, 0));
         IF EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = p_queue AND group_key = '') THEN
           RETURN jsonb_build_object('jobs', v_jobs, 'paused', true, 'held', 'paused', 'cursor', p_after);
         END IF;
@@ -817,7 +817,7 @@ export const postgresMigrations: readonly Migration[] = [
           IF p_cap IS NULL THEN
             v_room := p_want;
           ELSE
-            CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended('tickwork_group/' || p_queue || '/' || v_k, 0));
+            CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/tickwork_group/' || p_queue || '/' || v_k, 0));
             v_room := p_cap - (SELECT count(*) FROM tickwork_jobs r
                                WHERE r.queue = p_queue AND r.group_key = v_k AND r.status = 'running' AND r.lease_until >= p_now);
             IF v_room <= 0 THEN
