@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { RUNTIME_CONTRACT_SLICE } from "./test/support/runtime-slice.js";
+import { RUNTIME_TEST_OPTIONS } from "./test/support/vitest-options.js";
 
 /**
  * The Bun run (.ci/bun-deno.sh): vitest started by Bun, so its worker processes are Bun too
@@ -15,14 +16,7 @@ export default defineConfig({
       "test/runtime/*.test.ts",
       "test/runtime/bun/**/*.bun-test.ts",
     ],
-    // The Durable Object store case needs workerd (the Node run's global setup starts it); every
-    // other case of the same files runs here.
-    testNamePattern: "^(?!.*durable-object)",
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    expect: { poll: { timeout: 10_000 } },
-    pool: "forks",
-    maxWorkers: 4,
+    ...RUNTIME_TEST_OPTIONS,
     // Bun's module namespace objects answer `"__esModule" in ns` with true, so vitest's CommonJS
     // interop would take an ES module's default export for the module: `import { z } from "zod"`
     // would be undefined. Bun imports CommonJS with named exports by itself, so no interop is needed.

@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import { TEST_OPTIONS } from "./test/support/vitest-options.js";
 
 /**
  * Three tiers, all run by `npm test` (one vitest run, one pool):
@@ -20,18 +21,7 @@ const PROCESSES = [
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    // expect.poll waits on a condition: 1 s (vitest's default) is a fixed delay in disguise on a loaded
-    // machine, where a PostgreSQL round trip behind a busy claim can take longer. Tests that assert
-    // something does NOT happen in time say so with their own bound.
-    expect: { poll: { timeout: 10_000 } },
-    // PostgreSQL suites share one database; each suite uses its own schema, so files may run in parallel.
-    pool: "forks",
-    // Vitest's default is one worker per core less one: a single worker on two cores, although most
-    // files spend their time waiting on child processes, timers and the database. Four files at once
-    // keep both cores busy; every test waits on conditions with deadlines, so it holds on a loaded host.
-    maxWorkers: 4,
+    ...TEST_OPTIONS,
     // One workerd for the run, started on first use, for the contract suites' Durable Object store.
     globalSetup: ["test/cloudflare/support/store-host-server.ts"],
     projects: [

@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { RUNTIME_CONTRACT_SLICE } from "./test/support/runtime-slice.js";
+import { RUNTIME_TEST_OPTIONS } from "./test/support/vitest-options.js";
 
 /**
  * The Deno run (.ci/bun-deno.sh): vitest started by Deno, so its worker processes are Deno too
@@ -19,13 +20,6 @@ export default defineConfig({
     // node:child_process reports a child killed with SIGTERM as ended by the signal even when it
     // exits 0 by itself. test/runtime/deno has the same test with `deno run` and Deno.Command.
     exclude: ["test/runtime/sigterm-lets-the-running-job-finish-then-exits.test.ts"],
-    // The Durable Object store case needs workerd (the Node run's global setup starts it); every
-    // other case of the same files runs here.
-    testNamePattern: "^(?!.*durable-object)",
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    expect: { poll: { timeout: 10_000 } },
-    pool: "forks",
-    maxWorkers: 4,
+    ...RUNTIME_TEST_OPTIONS,
   },
 });

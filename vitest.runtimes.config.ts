@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { RUNTIME_CONTRACT_SLICE } from "./test/support/runtime-slice.js";
+import { RUNTIME_TEST_OPTIONS } from "./test/support/vitest-options.js";
 
 /**
  * The Node 22 and 24 runs (.ci/node-versions.sh): on these Nodes sqlite()'s "auto" driver opens
@@ -11,13 +12,6 @@ import { RUNTIME_CONTRACT_SLICE } from "./test/support/runtime-slice.js";
 export default defineConfig({
   test: {
     include: [...RUNTIME_CONTRACT_SLICE, "test/sqlite/drivers.test.ts", "test/runtime/*.test.ts"],
-    // The Durable Object store case runs its code in workerd, whatever Node starts miniflare: the Node
-    // 20 run covers it.
-    testNamePattern: "^(?!.*durable-object)",
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    expect: { poll: { timeout: 10_000 } },
-    pool: "forks",
-    maxWorkers: 4,
+    ...RUNTIME_TEST_OPTIONS,
   },
 });

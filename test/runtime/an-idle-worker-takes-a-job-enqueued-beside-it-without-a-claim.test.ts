@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { describe, expect, it, onTestFinished } from "vitest";
 import type { Store } from "../../src/store/store.js";
 import { allStoreCases, wrapQueueOperation } from "../support/stores.js";
@@ -28,17 +27,13 @@ function countingClaims(store: Store): { store: Store; claims: () => number; idl
 
 describe.each(allStoreCases())("$name: a job enqueued next to its queue's idle worker", (c) => {
   const engine = realEngines({ afterStop: () => c.cleanup() });
-  // PostgreSQL's notifications are per database, not per schema: a queue named like one of a test
-  // file running beside this one (each in a schema of its own) would be woken by its enqueues and
-  // claim. The claims counted here are this worker's own, so the queue's name is this file's alone.
-  const MAIL = `mail-${randomUUID()}`;
 
   it("is written already claimed by that worker and runs without a claim", async () => {
     const { store, claims, idle } = countingClaims(c.make());
     // An hour-long poll: after its first (empty) claim, the worker claims only if something wakes it.
     const { tw } = await engine({ store, pollInterval: "1h" });
     const ran: number[] = [];
-    const queue = tw.queue(MAIL, { concurrency: 2, handler: (_job, ctx) => void ran.push(ctx.attempt) });
+    const queue = tw.queue("mail", { concurrency: 2, handler: (_job, ctx) => void ran.push(ctx.attempt) });
     await tw.start();
     await idle();
     const before = claims();
@@ -60,7 +55,7 @@ describe.each(allStoreCases())("$name: a job enqueued next to its queue's idle w
     const { tw } = await engine({ store, pollInterval: "1h" });
     const release = deferred();
     const order: string[] = [];
-    const queue = tw.queue<{ n: string }>(MAIL, {
+    const queue = tw.queue<{ n: string }>("mail", {
       concurrency: 1,
       handler: async (job) => {
         order.push(job.payload.n);
@@ -86,14 +81,14 @@ describe.each(allStoreCases())("$name: a job enqueued next to its queue's idle w
     const { store, claims, idle } = countingClaims(c.make());
     const { tw } = await engine({ store, pollInterval: "1h" });
     const ran: number[] = [];
-    const queue = tw.queue<{ n: number }>(MAIL, { concurrency: 4, handler: (job) => void ran.push(job.payload.n) });
+    const queue = tw.queue<{ n: number }>("mail", { concurrency: 4, handler: (job) => void ran.push(job.payload.n) });
     await tw.start();
     await idle();
     const before = claims();
 
     const jobs = await Promise.all([1, 2, 3].map((n) => queue.enqueue({ n })));
     expect(jobs.map((j) => j.status)).toEqual(["running", "running", "running"]);
-    await eventually(async () => (await tw.jobs.counts(MAIL))[0]?.counts.succeeded === 3, "the three handed-off jobs to succeed");
+    await eventually(async () => (await tw.jobs.counts("mail"))[0]?.counts.succeeded === 3, "the three handed-off jobs to succeed");
     expect(ran.sort()).toEqual([1, 2, 3]);
     expect(claims()).toBe(before);
   });
@@ -102,20 +97,20 @@ describe.each(allStoreCases())("$name: a job enqueued next to its queue's idle w
     const { store, idle } = countingClaims(c.make());
     const { tw } = await engine({ store, pollInterval: "1h" });
     const ran: number[] = [];
-    const queue = tw.queue<{ n: number }>(MAIL, { concurrency: 2, handler: (job) => void ran.push(job.payload.n) });
+    const queue = tw.queue<{ n: number }>("mail", { concurrency: 2, handler: (job) => void ran.push(job.payload.n) });
     await tw.start();
     await idle();
 
     const jobs = await Promise.all([1, 2, 3].map((n) => queue.enqueue({ n })));
     expect(jobs.map((j) => j.status)).toEqual(["pending", "pending", "pending"]);
-    await eventually(async () => (await tw.jobs.counts(MAIL))[0]?.counts.succeeded === 3, "the three jobs to be claimed and succeed");
+    await eventually(async () => (await tw.jobs.counts("mail"))[0]?.counts.succeeded === 3, "the three jobs to be claimed and succeed");
     expect(ran.sort()).toEqual([1, 2, 3]);
   });
 
   it("is not taken when due later, and a duplicate key gives the worker back for the next job", async () => {
     const { store, claims, idle } = countingClaims(c.make());
     const { tw } = await engine({ store, pollInterval: "1h" });
-    const queue = tw.queue(MAIL, { concurrency: 2, handler: () => {} });
+    const queue = tw.queue("mail", { concurrency: 2, handler: () => {} });
     await tw.start();
     await idle();
 
