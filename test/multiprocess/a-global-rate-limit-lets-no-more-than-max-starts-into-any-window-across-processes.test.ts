@@ -15,12 +15,12 @@ import { maxInWindow } from "./fixtures/ledger.js";
  * up to HANDLER_JITTER.
  *
  * And the limiter is not merely slow. With burst 1 a token no claim takes the moment it comes back is
- * lost (the bucket saves none up), so the rate over the run falls with the processes' timer and
- * scheduling delays: measured 90-99/s on an idle 2-core machine, 50-85/s on one running other suites
- * beside it (load average 10). What does not depend on the machine is that when a claim is there in
- * time the token goes to it at once: a good share of consecutive starts are one interval apart, give
- * or take 2 ms (measured 95% idle, 35-80% loaded). A limiter that held starts back longer than its
- * interval (a 50 ms hold poll, a whole window) would have none, and a rate under MIN_RATE.
+ * lost (the bucket saves none up), so the rate over the run and the share of starts that come one
+ * interval after the one before measure the machine as much as the limiter: 90-99/s and 95% on an
+ * idle 2-core machine, 27-85/s and 16-80% with other suites or two busy loops beside it (load average
+ * 10). The floors below are the machine-independent part: a limiter an order of magnitude too slow
+ * (a token a window, a 1 s hold) falls under MIN_RATE, and one that held every start back past its
+ * interval (a 50 ms hold poll) would have no prompt starts at all.
  */
 
 const MAX = 100;
@@ -29,9 +29,9 @@ const JOBS = 400;
 const PROCESSES = 4;
 /** More starts a 1 s window may hold by the handlers' clocks than by the claims': 50 ms of start-up jitter at 100/s. */
 const HANDLER_JITTER = 5;
-const MIN_RATE = 40;
+const MIN_RATE = 10;
 /** Share of consecutive starts (by claim time) at most 2 ms more than the interval apart. */
-const MIN_PROMPT_SHARE = 0.2;
+const MIN_PROMPT_SHARE = 0.03;
 
 describe("a global rate limit across processes", () => {
   const setup = flowHarness();

@@ -37,7 +37,8 @@ describe("wrong-token warnings", () => {
     expect(a.named("server.auth_failed")).toHaveLength(3);
     await a.clock.advance("1m");
     expect(a.named("server.auth_failed")).toHaveLength(3);
-  });
+    // 1,000 real HTTP round trips: a few seconds idle, over 30 s with two busy loops beside the suite.
+  }, 120_000);
 
   it("the count pending when the server closes is logged then", async () => {
     const a = await admin();
