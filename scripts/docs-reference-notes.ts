@@ -19,7 +19,7 @@ export const EVENT_NOTES: Record<string, string> = {
   "job.lease_expired": "a dead worker's job was rescued after its lease lapsed",
   "job.lease_lost": "this worker lost a job's lease; its `ctx.signal` is aborted",
   "job.outcome_refused": "a stale outcome was fenced off: the job is no longer running this attempt here",
-  "job.released": "a job handed back, pending again at once and its attempt not counted: prefetched at a stop (`reason`: shutdown) or at a pause of its queue or group in this process (paused), or still running when the shutdown grace ran out (shutdown)",
+  "job.released": "a job handed back, pending again at once and its attempt not counted: prefetched at a stop (`reason`: shutdown) or at a pause of its queue or group in any process (paused), prefetched past its lease while the process stalled (lease_lapsed: never started here, another worker may hold it), or still running when the shutdown grace ran out (shutdown)",
   "job.retried": "`tw.jobs.retry` or `retryFailed` moved jobs back to pending",
   "job.cancelled": "`tw.jobs.cancel` (`id`), or `cancelPending` cancelled a queue's pending jobs (`count`)",
   "job.promoted": "`tw.jobs.promote` made a job scheduled for later due now",
@@ -84,7 +84,7 @@ export const EVENT_NOTES: Record<string, string> = {
   "http.rate_limited": "a response reported its rate-limit budget spent",
   "http.failed": "a request failed for good; the typed error is thrown",
 
-  "store.error": "a store call failed in the background (it is retried)",
+  "store.error": "a store call failed in the background (it is retried; a job's outcome, `retrying` of them, until the job's lease ends)",
 
   "server.listening": "`serve()` is listening, with its URL",
   "server.auth_failed": "a wrong token (never logged); repeats are counted, one line a minute with `repeated` and `intervalMs`",

@@ -93,8 +93,6 @@ export interface TickResult {
   outbound: { used: number; budget: number; retries: number; retryBudget: number };
 }
 
-/** The scheduler's events for a run that finished and was recorded, whatever its outcome. */
-
 /** Finished jobs and expired idempotency keys are pruned at most this often (rescues run every `rescueInterval`). */
 const PRUNE_EVERY_MS = 60_000;
 /** The continuous scheduler re-reads task state at least this often (pauses and runs made elsewhere). */
@@ -370,6 +368,7 @@ export class Tickwork {
       this.unsubscribe = await this.store.subscribe(
         (queue) => (queue === "*" ? this.queueUnits.wakeAll() : this.queueUnits.wake(queue)),
         (handoff) => this.queueUnits.handed(handoff),
+        (queue, group) => this.queueUnits.pausedElsewhere(queue, group),
       );
     }
     if (this.o.handleSignals) this.removeSignalHandler = onShutdownSignal(() => this.stop());

@@ -2,7 +2,7 @@ import type { Clock, TimerHandle } from "../core/clock.js";
 import { errorText } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import { IdempotencyClaimLostError } from "./errors.js";
-import type { IdempotencyContext } from "./idempotency.js";
+import type { IdempotencyContext } from "./context.js";
 import type { IdempotencyStore, KeyRef } from "./store.js";
 
 /**

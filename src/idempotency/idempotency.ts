@@ -5,6 +5,7 @@ import { InvalidInputError, errorText } from "../core/errors.js";
 import { serialiseJson } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { HeldClaim } from "./claim.js";
+import type { IdempotencyContext } from "./context.js";
 import { DuplicateRequestError, IdempotencyClaimLostError, IdempotencyKeyReuseError, type StoredOutcome } from "./errors.js";
 import { MAX_SCOPE_LENGTH, keyRefOf, parseIdempotencyOptions } from "./input.js";
 import type { IdempotencyRecord, IdempotencyStore, KeyRef } from "./store.js";
@@ -45,15 +46,7 @@ export interface IdempotencyOptions {
   isFailure?: (result: unknown) => boolean;
 }
 
-/** What `fn` is given. */
-export interface IdempotencyContext {
-  /**
-   * Aborted, with an `IdempotencyClaimLostError`, as soon as this execution is known to have lost its
-   * claim (a renewal or the completion found it taken over): another execution may be running the
-   * operation. Pass it to the calls that make side effects, or check it before each one.
-   */
-  readonly signal: AbortSignal;
-}
+export type { IdempotencyContext } from "./context.js";
 
 export interface IdempotencyDeps {
   store: IdempotencyStore;

@@ -4,7 +4,7 @@ import { webhookSender } from "../delivery/webhooks.js";
 import { discordMessage } from "./discord.js";
 import type { Notification } from "./notification.js";
 import { postJson } from "./post.js";
-import type { NotifySink, SinkNaming } from "./sinks.js";
+import type { NotifySink, SinkNaming } from "./sink.js";
 import { slackMessage } from "./slack.js";
 
 /**

@@ -1,37 +1,8 @@
 import { InvalidInputError, preview } from "../core/errors.js";
 import { senderFor } from "./senders.js";
+import type { DiscordSink, DiscordSinkOptions, NotifySink, SinkNaming, SlackSink, SlackSinkOptions, WebhookSink, WebhookSinkOptions } from "./sink.js";
 
-/** Where notifications go: a signed JSON webhook, a Slack incoming webhook, or a Discord webhook. */
-export type NotifySink = WebhookSink | SlackSink | DiscordSink;
-
-interface SinkBase {
-  /**
-   * Names the sink's outbox, a delivery called `notify:<name>` (default `notify:<kind>`, then
-   * `notify:<kind>:2`...): notifications still waiting there after a restart go to the sink that
-   * bears the name then.
-   */
-  readonly name?: string;
-  /** The endpoint notifications are POSTed to. A Slack or Discord webhook URL is a credential: it never appears in errors or events. */
-  readonly url: string;
-}
-
-export interface WebhookSink extends SinkBase {
-  readonly kind: "webhook";
-  /** `whsec_` + base64 key bytes: requests are signed as the delivery module's `webhookSender` signs them (Standard Webhooks). */
-  readonly secret: string;
-}
-
-export interface SlackSink extends SinkBase {
-  readonly kind: "slack";
-}
-
-export interface DiscordSink extends SinkBase {
-  readonly kind: "discord";
-}
-
-export type WebhookSinkOptions = Omit<WebhookSink, "kind">;
-export type SlackSinkOptions = Omit<SlackSink, "kind">;
-export type DiscordSinkOptions = Omit<DiscordSink, "kind">;
+export type { DiscordSink, DiscordSinkOptions, NotifySink, SlackSink, SlackSinkOptions, WebhookSink, WebhookSinkOptions } from "./sink.js";
 
 /** A sink that POSTs `{ event, level, time, text, fields }` as JSON, signed with `secret` (verify it with `verifyWebhook`). */
 export function webhookSink(options: WebhookSinkOptions): WebhookSink {
@@ -58,12 +29,6 @@ const KEYS: Record<NotifySink["kind"], readonly string[]> = {
 const NAME = /^[A-Za-z0-9_.:-]{1,60}$/;
 /** Longer than any webhook URL Slack or Discord hands out, short enough to refuse a pasted document. */
 const MAX_URL_LENGTH = 2_000;
-
-/** How errors name a sink (`notify: sinks[0]`) and its fields (`notify: sinks[0].url`). */
-export interface SinkNaming {
-  whole: string;
-  at(field: string): string;
-}
 
 function fromFactory(factory: string, kind: NotifySink["kind"], options: unknown): NotifySink {
   if (!options || typeof options !== "object" || Array.isArray(options)) throw new InvalidInputError(`${factory} takes { url${kind === "webhook" ? ", secret" : ""}, name? }, got ${shapeOf(options)}`);

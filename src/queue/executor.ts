@@ -159,7 +159,8 @@ export class JobExecutor {
   /** Records an outcome and logs what it led to; rejects if the store fails. */
   async settle(job: Job, outcome: JobOutcome): Promise<void> {
     const { logger, clock } = this.deps;
-    const accepted = await this.deps.outcomes.add(outcome);
+    // A write that fails is tried again while the lease lasts (see OutcomeBatcher).
+    const accepted = await this.deps.outcomes.add(outcome, job.lease?.until);
     const base = { queue: job.queue, id: job.id, attempt: job.attempts };
     if (!accepted) {
       logger.warn("job.outcome_refused", { ...base, outcome: outcome.kind, reason: "the job is no longer running this attempt (lease lost or cancelled)" });

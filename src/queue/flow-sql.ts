@@ -3,14 +3,7 @@ import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./
 import type { Job } from "./job.js";
 import { byClaimOrder, toJob, type JobRow } from "./rows.js";
 import { jobColumns } from "./payloads.js";
-import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, GroupCounts, PauseRow, SlotHold } from "./store.js";
-
-/** What differs between the dialects in the flow-control statements; the rest is one SQL text. */
-export interface FlowDialect {
-  postgres: boolean;
-  /** SQLite keeps payloads as JSON text; PostgreSQL's json column arrives parsed. */
-  payloadIsText: boolean;
-}
+import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, FlowDialect, GroupCounts, PauseRow, SlotHold } from "./store.js";
 
 type Body<T> = Generator<SqlStatement, T, unknown>;
 

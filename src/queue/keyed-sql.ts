@@ -1,19 +1,8 @@
 import type { SqlDb, SqlStatement, SqlTx } from "../db/sql-db.js";
-import type { FlowDialect } from "./flow-sql.js";
 import type { Job } from "./job.js";
 import { toJob, type JobRow } from "./rows.js";
 import { inlinePayload, jobColumns, payloadWrite } from "./payloads.js";
-import type { InsertResult, NewJobRow } from "./store.js";
-
-/**
- * What an enqueue with a key does when the key is taken:
- * - `replace`: a pending job holding it takes the new payload, run time and priority;
- * - `debounce`: the same, and the job runs `ms` after this enqueue (so once, `ms` after the last);
- * - `window`: the key is held for `ms` from the enqueue that took it (`unique: { for }`, `throttle`),
- *   whatever becomes of the job meanwhile: an enqueue within it gets that job back.
- * A running holder is never changed: such an enqueue gets it back, as a plain keyed enqueue does.
- */
-export type KeyMode = { kind: "replace" } | { kind: "debounce"; ms: number } | { kind: "window"; ms: number };
+import type { FlowDialect, InsertResult, KeyMode, NewJobRow } from "./store.js";
 
 type Body<T> = Generator<SqlStatement, T, unknown>;
 

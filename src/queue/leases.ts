@@ -61,12 +61,16 @@ export class Leases {
     return entries;
   }
 
-  /** Hands a job back at a shutdown or a pause: pending again at once, its attempt not counted. */
-  release(entry: HeldJob, reason: "shutdown" | "paused" = "shutdown"): void {
+  /**
+   * Hands a job back, pending again at once, its attempt not counted: at a shutdown, at a pause, or
+   * when its lease lapsed before it started (this process stalled; another worker may hold it now,
+   * and then the fenced release is refused).
+   */
+  release(entry: HeldJob, reason: "shutdown" | "paused" | "lease_lapsed" = "shutdown"): void {
     if (entry.released) return;
     entry.released = true;
     const { job } = entry;
-    void this.deps.outcomes.add({ kind: "released", id: job.id, attempt: job.attempts }).then(
+    void this.deps.outcomes.add({ kind: "released", id: job.id, attempt: job.attempts }, job.lease?.until).then(
       (ok) => ok && this.deps.logger.info("job.released", { queue: job.queue, id: job.id, reason }),
       (error) => this.deps.storeError("release", error),
     );
@@ -92,8 +96,10 @@ export class Leases {
     const sentAt = this.seq;
     try {
       const ids = held().filter((e) => !e.released).map((e) => e.job.id);
-      const renewed = new Set(await store.heartbeat({ workerId, ids, leaseUntil: clock.now() + leaseMs }));
+      const leaseUntil = clock.now() + leaseMs;
+      const renewed = new Set(await store.heartbeat({ workerId, ids, leaseUntil }));
       for (const entry of held()) {
+        if (renewed.has(entry.job.id)) entry.job.lease = { workerId, until: leaseUntil };
         if (entry.seq > sentAt || renewed.has(entry.job.id) || entry.released) continue;
         logger.warn("job.lease_lost", { queue: entry.job.queue, id: entry.job.id, attempt: entry.job.attempts });
         entry.ctx.abort(new JobAbortedError("lease_lost", "this worker lost the job's lease; another worker may run it"));

@@ -6,7 +6,7 @@ import { InvalidInputError, describe } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { BatchHandler, Job, JobHandler } from "./job.js";
 import type { ClaimLimits, JobFields, NewJobRow, SqlClient } from "./store.js";
-import type { KeyMode } from "./keyed-sql.js";
+import type { KeyMode } from "./store.js";
 import { Limiter, bucketOf, burstWithinMax, rateFields, rateSchema } from "./limiter.js";
 import { checkJson, stringifyChecked } from "../core/json.js";
 import { instantOf } from "../core/time.js";

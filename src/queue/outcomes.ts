@@ -1,6 +1,18 @@
 import type { JobOutcome, QueueStore } from "./store.js";
 
-type Waiter = { outcome: JobOutcome; resolve: (accepted: boolean) => void; reject: (error: unknown) => void };
+type Waiter = {
+  outcome: JobOutcome;
+  resolve: (accepted: boolean) => void;
+  reject: (error: unknown) => void;
+  /** The job's lease end on the engine's clock: a failed write is tried again until then. */
+  until: number;
+  /** The same moment in real time, so a clock that stands still (a test's) cannot retry forever. */
+  giveUpAt: number;
+};
+
+/** The first wait before a failed write is tried again, doubled each time up to RETRY_MAX_MS. */
+const RETRY_MS = 50;
+const RETRY_MAX_MS = 1_000;
 
 /**
  * Batches job outcomes (the acks): outcomes that arrive while one batch is being written, or within
@@ -13,11 +25,19 @@ type Waiter = { outcome: JobOutcome; resolve: (accepted: boolean) => void; rejec
  * done-but-unrecorded; jobs slower than a round trip finish fewer than their slots during one write. If the process dies
  * in that window, the job's lease lapses and it runs again, so every job is run at least once, and a
  * handler must be idempotent for the rare double run (as with every at-least-once queue).
+ *
+ * A write that fails (the store restarting, a connection cut) is tried again, 50 ms later and then
+ * twice as long each time up to 1 s, for as long as the job's lease lasts: a store back within the
+ * lease gets the outcome, and the job does not run twice. The write is fenced by the lease (worker
+ * and attempt), so a retry after another worker took the job is refused, never applied twice.
  */
 export class OutcomeBatcher {
   private waiting: Waiter[] = [];
   private writing: Promise<void> | null = null;
   private scheduled = false;
+  /** Set while failed writes wait to be tried again. */
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private retryMs = RETRY_MS;
   /** Ids of the outcomes waiting or being written. */
   private readonly held = new Set<string>();
 
@@ -28,6 +48,8 @@ export class OutcomeBatcher {
     private readonly onWritten: () => void = () => {},
     /** Flow parents on these queues became due with the outcomes just written. */
     private readonly onWoken: (queues: string[]) => void = () => {},
+    /** A write failed and `count` outcomes wait to be tried again (logged once per outage, not per try). */
+    private readonly onRetrying: (error: unknown, count: number) => void = () => {},
     private readonly maxBatch = 1000,
   ) {}
 
@@ -40,30 +62,45 @@ export class OutcomeBatcher {
     return this.held.has(id);
   }
 
-  /** Resolves true when the outcome is recorded, false when the fence refused it (lease lost). */
-  add(outcome: JobOutcome): Promise<boolean> {
+  /**
+   * Resolves true when the outcome is recorded, false when the fence refused it (lease lost); rejects
+   * when the store still fails at `until`, the job's lease end on the engine's clock (none: no retry).
+   */
+  add(outcome: JobOutcome, until = -Infinity): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ outcome, resolve, reject });
+      const left = until - this.now();
+      this.waiting.push({ outcome, resolve, reject, until, giveUpAt: left > 0 ? Date.now() + left : 0 });
       this.held.add(outcome.id);
       this.schedule();
     });
   }
 
-  /** Writes everything waiting; rejects if the store fails. */
+  /** Writes everything waiting, retries included; rejects with the store's error if one was given up. */
   async drain(): Promise<void> {
-    while (this.writing || this.waiting.length) {
-      if (this.writing) await this.writing;
-      else await this.write();
+    let failure: { error: unknown } | null = null;
+    while (this.writing || this.waiting.length || this.retryTimer) {
+      if (this.retryTimer) {
+        clearTimeout(this.retryTimer);
+        this.retryTimer = undefined;
+        await new Promise((resolve) => setTimeout(resolve, this.retryMs));
+      }
+      try {
+        if (this.writing) await this.writing;
+        else if (this.waiting.length) await this.write();
+      } catch (error) {
+        failure ??= { error };
+      }
     }
+    if (failure) throw failure.error;
   }
 
   /** Writes what is waiting now instead of at the end of this turn of the event loop. */
   flushNow(): void {
-    if (!this.writing && this.waiting.length) void this.write().catch(() => {});
+    if (!this.writing && !this.retryTimer && this.waiting.length) void this.write().catch(() => {});
   }
 
   private schedule(): void {
-    if (this.scheduled || this.writing) return;
+    if (this.scheduled || this.writing || this.retryTimer) return;
     this.scheduled = true;
     // A macrotask, so every handler that finishes in this turn of the event loop joins the batch.
     setTimeout(() => {
@@ -81,16 +118,39 @@ export class OutcomeBatcher {
         if (woke?.length) this.onWoken(woke);
         const no = new Set(refused);
         for (const w of batch) w.resolve(!no.has(w.outcome.id));
-      } catch (error) {
-        for (const w of batch) w.reject(error);
-        throw error;
-      } finally {
+        this.retryMs = RETRY_MS;
         for (const w of batch) this.held.delete(w.outcome.id);
+      } catch (error) {
+        const now = this.now();
+        const again = batch.filter((w) => now < w.until && Date.now() < w.giveUpAt);
+        const retried = new Set(again);
+        for (const w of batch) {
+          if (retried.has(w)) continue;
+          this.held.delete(w.outcome.id);
+          w.reject(error);
+        }
+        // Ahead of what arrived meanwhile: the order of a job's outcomes is kept.
+        this.waiting.unshift(...again);
+        if (again.length) {
+          if (this.retryMs === RETRY_MS) this.onRetrying(error, again.length);
+          this.retryLater();
+        }
+        if (again.length < batch.length) throw error;
+      } finally {
         this.writing = null;
         if (this.waiting.length) this.schedule();
         this.onWritten();
       }
     })();
     return this.writing;
+  }
+
+  private retryLater(): void {
+    const delay = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.schedule();
+    }, delay);
   }
 }

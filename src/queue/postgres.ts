@@ -67,6 +67,24 @@ export function parseHandoff(payload: string): HandedJobs | null {
   }
 }
 
+/**
+ * A pause's notification on the jobs channel: the queue, " paused", and the group if one was paused.
+ * A queue name has no space (see QUEUE_NAME), so it never reads as a queue's wake-up; a group may
+ * hold any character, so it is the rest of the payload.
+ */
+export function pausePayload(queue: string, group: string | null): string {
+  return group === null ? `${queue} paused` : `${queue} paused ${group}`;
+}
+
+/** Reads a pause's notification; null if the payload is a queue's wake-up. */
+export function parsePause(payload: string): { queue: string; group: string | null } | null {
+  const at = payload.indexOf(" paused");
+  if (at < 0) return null;
+  const rest = payload.slice(at + " paused".length);
+  if (rest !== "" && !rest.startsWith(" ")) return null;
+  return { queue: payload.slice(0, at), group: rest === "" ? null : rest.slice(1) };
+}
+
 /** A notification's payload is at most 8,000 bytes: ids go in chunks well within it. */
 const IDS_PER_NOTIFY = 500;
 
@@ -112,26 +130,29 @@ function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean):
  * thousands of takes a second and may never be vacuumed, and an update of a column no index holds
  * leaves nothing behind that the next read of the page does not clear. The inserted rows come first,
  * in order; then one row per slot taken (id null), whose numbers the worker is sent with the ids.
+ * A handed row's lease runs from the offer's end, which the worker wrote on its own clock (its now
+ * plus OFFER_MS at the last renewal), never from this process's clock: a producer whose clock is
+ * behind would otherwise write leases that lapse at once, and the rescuer would run the jobs twice.
  * $13 is the number of rows, $14 a worker passed over ('' for none); traced rows add their contexts
  * as $15.
  */
 const insertOffered = (traced: boolean) => `
   WITH picked AS (
-    SELECT s.worker_id, s.slot, row_number() OVER () AS n FROM (
-      SELECT worker_id, slot FROM tickwork_offers
+    SELECT s.worker_id, s.slot, s.until, row_number() OVER () AS n FROM (
+      SELECT worker_id, slot, until FROM tickwork_offers
       WHERE queue = $1 AND until >= $3 AND worker_id <> $14 AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = $1 AND group_key = '')
       LIMIT $13
       FOR UPDATE SKIP LOCKED
     ) s
   ), taken AS (
     UPDATE tickwork_offers o SET until = 0 FROM picked p WHERE o.queue = $1 AND o.worker_id = p.worker_id AND o.slot = p.slot
-    RETURNING o.worker_id, o.slot, o.lease_ms, o.max_attempts, p.n
+    RETURNING o.worker_id, o.slot, o.lease_ms, o.max_attempts, p.until AS offered_until, p.n
   ), ins AS (
     INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, waited, created_at, attempts, worker_id, lease_until, started_at${traced ? ", trace_context" : ""})
     SELECT $1, convert_from(substring($2::bytea FROM t.at FOR t.len), 'UTF8')::json, t.key, CASE WHEN o.worker_id IS NULL THEN 'pending' ELSE 'running' END,
            t.priority, t.run_at, CASE WHEN o.worker_id IS NOT NULL AND t.from_queue THEN COALESCE(o.max_attempts, t.max_attempts) ELSE t.max_attempts END,
            t.from_queue, t.group_key, coalesce(t.waited, false), $3::bigint,
-           CASE WHEN o.worker_id IS NULL THEN 0 ELSE 1 END, o.worker_id, $3::bigint + o.lease_ms, CASE WHEN o.worker_id IS NOT NULL THEN $3::bigint END${traced ? ", t.trace_context" : ""}
+           CASE WHEN o.worker_id IS NULL THEN 0 ELSE 1 END, o.worker_id, o.offered_until + o.lease_ms, CASE WHEN o.worker_id IS NOT NULL THEN $3::bigint END${traced ? ", t.trace_context" : ""}
     FROM unnest($4::int[], $5::int[], $6::text[], $7::int[], $8::bigint[], $9::int[], $10::boolean[], $11::text[], $12::boolean[]${traced ? ", $15::text[]" : ""})
          WITH ORDINALITY AS t(at, len, key, priority, run_at, max_attempts, from_queue, group_key, waited, ${traced ? "trace_context, " : ""}ord)
          LEFT JOIN taken o ON o.n = t.ord
@@ -199,12 +220,6 @@ export const CLAIM_DUE = `
   ))
   RETURNING ${claimedColumns("postgres", "j.")}`;
 
-// Every outcome of a batch in one statement; the WHERE clause is the fence: an outcome applies only
-// while the job still runs the attempt it reports on. The fence compares status with a value from the
-// input rows rather than the literal 'running' on purpose: with the literal, a plan built on idle-time
-// statistics (about one running row) may drive the join from the running-only partial indexes and
-// compare every running row with every outcome, quadratic in a backlog. This way the primary key is
-// the only index the planner can use, and `j.id = ANY(ARRAY(...))` hands it the batch's ids to look up.
 /**
  * The job's history with the attempt its row records now appended, ended at `finishedAt` as
  * `outcome` (SQL expressions), the oldest dropped past HISTORY_KEPT. In an UPDATE's SET every column
@@ -223,8 +238,16 @@ const KEEP_LAST_ATTEMPT = `history = CASE WHEN j.started_at IS NULL THEN j.histo
 
 /**
  * Outcomes of every kind, by `o.kind`: succeeded, failed (for good), retried (a failure with a retry at
- * o.run_at), released (a shutdown's: the attempt not counted, its place kept), snoozed (the attempt not
- * counted, back at o.run_at). A retried or snoozed attempt moves to the job's history.
+ * o.run_at), released (a shutdown's, a pause's or a lapsed lease's: the attempt not counted, its place
+ * kept), snoozed (the attempt not counted, back at o.run_at). A retried or snoozed attempt moves to the
+ * job's history.
+ *
+ * Every outcome of a batch in one statement; the WHERE clause is the fence: an outcome applies only
+ * while the job still runs the attempt it reports on. The fence compares status with a value from the
+ * input rows rather than the literal 'running' on purpose: with the literal, a plan built on idle-time
+ * statistics (about one running row) may drive the join from the running-only partial indexes and
+ * compare every running row with every outcome, quadratic in a backlog. This way the primary key is
+ * the only index the planner can use, and `j.id = ANY(ARRAY(...))` hands it the batch's ids to look up.
  */
 export const SETTLE_MANY = `
   UPDATE tickwork_jobs j SET
@@ -289,12 +312,6 @@ export const RESCUE_EXPIRED = `
   ))
   RETURNING j.id::text AS id, j.queue, j.attempts, j.max_attempts AS "maxAttempts", j.status, j.waited, j.parent_id::text AS parent`;
 
-/**
- * The earliest pending run_at (and, with $2, the earliest lease to lapse) of some queues. The claim
- * index orders a queue's pending jobs by priority first, so the earliest run_at is the first entry of
- * one of its priorities: the recursive part steps from priority to priority (one index probe each,
- * however many jobs wait) and each priority's first entry is read by one more probe.
- */
 /** Each queue of $1 with each priority its pending jobs have, stepped to one index probe at a time. */
 const PENDING_PRIORITIES = `
   WITH RECURSIVE p(queue, priority) AS (
@@ -305,6 +322,12 @@ const PENDING_PRIORITIES = `
     FROM p WHERE p.priority IS NOT NULL
   )`;
 
+/**
+ * The earliest pending run_at (and, with $2, the earliest lease to lapse) of some queues. The claim
+ * index orders a queue's pending jobs by priority first, so the earliest run_at is the first entry of
+ * one of its priorities: the recursive part steps from priority to priority (one index probe each,
+ * however many jobs wait) and each priority's first entry is read by one more probe.
+ */
 export const NEXT_WAKE = `
   ${PENDING_PRIORITIES}
   SELECT min(w.at)::text AS at FROM (
@@ -513,8 +536,11 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
 
   override async setPaused(params: Parameters<QueueStore["setPaused"]>[0]) {
     const changed = await this.flow.setPaused(params);
-    // Every process's idle workers look again: a resumed queue's jobs wait for no poll.
+    // Every process's idle workers look again: a resumed queue's jobs wait for no poll. A pause is
+    // heard by every process's worker, which hands back the jobs it prefetched and starts none until
+    // a resume (see QueueWorker.pausedHere), instead of running its prefetched batch out first.
     if (changed && !params.paused) await this.notify([params.queue]);
+    if (changed && params.paused) await this.db.query(NOTIFY, [JOBS_CHANNEL, pausePayload(params.queue, params.group)]);
     return changed;
   }
 

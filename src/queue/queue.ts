@@ -5,7 +5,7 @@ import { SPAN_KIND, inSpan, messagingAttributes, traceContextOf, type SpanLike, 
 import { InsertBatcher, type Written } from "./inserts.js";
 import type { EnqueuedJob, Job } from "./job.js";
 import { keyModeOf, toJobFields, toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
-import type { KeyMode } from "./keyed-sql.js";
+import type { KeyMode } from "./store.js";
 import { newJob } from "./rows.js";
 import type { InsertResult, JobFields, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store.js";
 import type { JobWaits, WaitOptions } from "./waits.js";

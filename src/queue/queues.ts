@@ -171,6 +171,11 @@ export class Queues {
     }
   }
 
+  /** Another process paused `queue` (group null) or one of its groups: this process's worker of it hands its prefetched jobs back. */
+  pausedElsewhere(queue: string, group: string | null): void {
+    this.workers.get(queue)?.pausedHere(group);
+  }
+
   /** Aborts a cancelled job's signal if a worker of this process holds it; true if one did. */
   abort(id: string): boolean {
     return [...this.workers.values()].some((w) => w.abort(id, new JobAbortedError("cancelled", `job ${id} was cancelled`)));

@@ -47,12 +47,6 @@ const KEEP_LAST_ATTEMPT = `history = CASE WHEN started_at IS NULL THEN history E
   "CASE WHEN status = 'failed' THEN last_error END",
 )} END`;
 
-/**
- * The earliest pending run_at and the earliest lease to lapse of one queue. The claim index orders
- * pending jobs by priority first, so the earliest run_at is the first entry of one of its priorities:
- * the recursive part steps from priority to priority (one index probe each, however many jobs wait)
- * and each priority's first entry is read by one more probe.
- */
 /** Each priority a queue's pending jobs have (the queue bound twice), stepped to one index probe at a time. */
 const PENDING_PRIORITIES = `
   WITH RECURSIVE p(priority) AS (
@@ -62,6 +56,12 @@ const PENDING_PRIORITIES = `
     FROM p WHERE p.priority IS NOT NULL
   )`;
 
+/**
+ * The earliest pending run_at and the earliest lease to lapse of one queue. The claim index orders
+ * pending jobs by priority first, so the earliest run_at is the first entry of one of its priorities:
+ * the recursive part steps from priority to priority (one index probe each, however many jobs wait)
+ * and each priority's first entry is read by one more probe.
+ */
 const NEXT_WAKE = `
   ${PENDING_PRIORITIES}
   SELECT (SELECT min((SELECT t.run_at FROM tickwork_jobs t WHERE t.queue = ? AND t.status = 'pending' AND t.priority = p.priority ORDER BY t.run_at LIMIT 1))

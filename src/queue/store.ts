@@ -1,6 +1,5 @@
 import type { BucketSpec, BucketState } from "./bucket.js";
 import type { ChildResult, Job, JobStatus } from "./job.js";
-import type { KeyMode } from "./keyed-sql.js";
 
 /**
  * The queue's storage seam: verb-named operations, one params object each. Each dialect implements
@@ -170,7 +169,6 @@ export interface QueueStore {
    */
   cancelPending(params: { queue: string; now: number }): Promise<{ cancelled: number; waited: string[] }>;
 
-  /** Deletes up to `limit` jobs that finished with `status` before `before`. Returns how many. */
   /**
    * Pending jobs whose run time is after `now` (delays, retries' backoffs, flow parents waiting), by
    * queue: a range of the due-time index, read without the jobs' rows, its cost the scheduled jobs'
@@ -182,6 +180,7 @@ export interface QueueStore {
    * that keeps a counter per connection, folds those of connections that are gone. Returns rows removed.
    */
   compactCounts(): Promise<number>;
+  /** Deletes up to `limit` jobs that finished with `status` before `before`. Returns how many. */
   pruneFinished(params: { status: Extract<JobStatus, "succeeded" | "failed" | "cancelled">; before: number; limit: number }): Promise<number>;
 }
 
@@ -215,7 +214,6 @@ export interface NewJobRow {
   traceContext?: string;
 }
 
-/** The worker that new rows are written as claimed by, and until when it holds them. */
 /** A job's row but its payload's text: what is checked up front, before a payload is serialised. */
 export type JobFields = Omit<NewJobRow, "payload">;
 
@@ -230,6 +228,7 @@ export interface RowSlices {
   next(chars: number): NewJobRow[];
 }
 
+/** The worker that new rows are written as claimed by, and until when it holds them. */
 export interface InsertClaim {
   workerId: string;
   leaseUntil: number;
@@ -409,4 +408,21 @@ export interface HandedJobs {
   slots: number[];
   ids: string[];
   jobs?: Job[];
+}
+
+/**
+ * What an enqueue with a key does when the key is taken:
+ * - `replace`: a pending job holding it takes the new payload, run time and priority;
+ * - `debounce`: the same, and the job runs `ms` after this enqueue (so once, `ms` after the last);
+ * - `window`: the key is held for `ms` from the enqueue that took it (`unique: { for }`, `throttle`),
+ *   whatever becomes of the job meanwhile: an enqueue within it gets that job back.
+ * A running holder is never changed: such an enqueue gets it back, as a plain keyed enqueue does.
+ */
+export type KeyMode = { kind: "replace" } | { kind: "debounce"; ms: number } | { kind: "window"; ms: number };
+
+/** What differs between the dialects in the flow-control statements; the rest is one SQL text. */
+export interface FlowDialect {
+  postgres: boolean;
+  /** SQLite keeps payloads as JSON text; PostgreSQL's json column arrives parsed. */
+  payloadIsText: boolean;
 }

@@ -130,6 +130,8 @@ export class QueueWorker {
   private idleAt = 0;
   /** The queue is paused (the last claim said so): no claims until a wake-up or a poll. */
   private paused = false;
+  /** Pauses heard while a claim was on its way (null: the whole queue): applied to what it brings. */
+  private readonly pausedDuringClaim: (string | null)[] = [];
   /** Where the next claim of a grouped queue starts its round-robin (after this group). */
   private cursor: string | null = null;
   /** What held the last claim back, logged once per change (`queue.throttled`). */
@@ -169,6 +171,7 @@ export class QueueWorker {
         this.pump();
       },
       (queues) => queues.forEach((queue) => deps.wake(queue)),
+      (error, count) => logger.error("store.error", { queue: config.name, operation: "settle", error: errorText(error), retrying: count }),
     );
     const progress = new ProgressWriter({
       store, clock, logger, maxBytes: config.maxResultBytes,
@@ -308,6 +311,8 @@ export class QueueWorker {
     const entries = this.leases.hold(jobs, this.deps.clock.now() + this.config.leaseMs);
     // Stopped meanwhile: the jobs go back to pending like any prefetched job.
     if (this.stopping || !this.active) return entries.forEach((entry) => this.leases.release(entry));
+    // Handed before a pause that this worker has heard of since: they start after the resume.
+    if (this.paused) return entries.forEach((entry) => this.leases.release(entry, "paused"));
     this.buffer.push(...entries);
     this.pump();
   }
@@ -351,10 +356,15 @@ export class QueueWorker {
     if (group === null) {
       this.paused = true;
       this.offer?.busy();
-      for (const entry of this.buffer.splice(0)) this.leases.release(entry, "paused");
-      return;
     }
-    const [held, kept] = [this.buffer.filter((e) => e.job.group === group), this.buffer.filter((e) => e.job.group !== group)];
+    // A claim on its way read the queue before the pause: what it brings back is handed back too.
+    if (this.claiming) this.pausedDuringClaim.push(group);
+    this.handBack(group);
+  }
+
+  /** Hands back the prefetched jobs of a paused queue (group null) or group. */
+  private handBack(group: string | null): void {
+    const [held, kept] = group === null ? [this.buffer, []] : [this.buffer.filter((e) => e.job.group === group), this.buffer.filter((e) => e.job.group !== group)];
     this.buffer = kept;
     for (const entry of held) this.leases.release(entry, "paused");
   }
@@ -525,6 +535,10 @@ export class QueueWorker {
         return;
       }
       this.buffer.push(...jobs);
+      for (const group of this.pausedDuringClaim.splice(0)) {
+        if (group === null) this.paused = true;
+        this.handBack(group);
+      }
       // A full claim: a backlog is waiting, and jobs handed over now would overtake it. The offer
       // lapses until the worker has caught up. A claim for jobs announced to it leaves the offer be.
       if (jobs.length >= limit) this.offer?.busy();
@@ -645,6 +659,10 @@ export class QueueWorker {
   }
 
   private launch(entry: HeldJob): void {
+    // Prefetched while this process was stalled (a long synchronous handler, a frozen process) past
+    // its lease: the store may have given it to another worker already, so it is handed back, never
+    // started here (the release is fenced: refused if another worker holds it now).
+    if (entry.job.lease && entry.job.lease.until <= this.deps.clock.now()) return this.leases.release(entry, "lease_lapsed");
     if (this.config.batch) return this.gather(entry);
     this.running.set(entry.job.id, entry);
     const group = this.busyGroups ? entry.job.group : null;

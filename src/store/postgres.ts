@@ -1,7 +1,7 @@
 // Types only: `pg` is an optional peer, loaded when postgres() is called.
 import type pg from "pg";
 import { requirePeer } from "./peer.js";
-import { HANDOFFS_CHANNEL, JOBS_CHANNEL, JOB_EVENTS_CHANNEL, PostgresQueueStore, parseHandoff, type ListenerQuery } from "../queue/postgres.js";
+import { HANDOFFS_CHANNEL, JOBS_CHANNEL, JOB_EVENTS_CHANNEL, PostgresQueueStore, parseHandoff, parsePause, type ListenerQuery } from "../queue/postgres.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
 import { SqlIdempotencyStore } from "../idempotency/sql.js";
@@ -65,14 +65,16 @@ export function postgres(config: string | PostgresOptions): Store {
       const [row] = found?.t ? await executor.query<{ v: number | null }>(`SELECT max(version) AS v FROM tickwork_migrations`) : [];
       return { current: row?.v ?? 0, latest: latestVersion(postgresMigrations) };
     },
-    async subscribe(onJobs, onHanded) {
+    async subscribe(onJobs, onHanded, onPaused) {
       if (++listeners > 1) queue.announceOn(null);
       const stop = await listen(
         driver, connection, options.pool,
         {
           // This process's own announcements come back from its own connection: its enqueue woke its worker already.
           [JOBS_CHANNEL]: (payload, own) => {
-            if (!own) onJobs(payload);
+            const pause = parsePause(payload);
+            if (pause) onPaused?.(pause.queue, pause.group);
+            else if (!own) onJobs(payload);
           },
           ...(onHanded
             ? {

@@ -25,10 +25,15 @@ export interface Store {
   /**
    * Cross-process wake-ups: `onJobs(queue)` is called when another process enqueues, and `onHanded`
    * when it enqueued jobs into the offered slots of a worker (see QueueStore.offers); each is called
-   * with `*` when signals may have been missed (a dropped connection). Stores that cannot notify
-   * leave it out, and the engine falls back to a poll interval it announces.
+   * with `*` when signals may have been missed (a dropped connection); `onPaused(queue, group)` when
+   * any process paused a queue (group null) or one of its groups. Stores that cannot notify leave it
+   * out, and the engine falls back to a poll interval it announces.
    */
-  subscribe?(onJobs: (queue: string) => void, onHanded?: (handoff: HandedJobs | "*") => void): Promise<() => Promise<void>>;
+  subscribe?(
+    onJobs: (queue: string) => void,
+    onHanded?: (handoff: HandedJobs | "*") => void,
+    onPaused?: (queue: string, group: string | null) => void,
+  ): Promise<() => Promise<void>>;
   /**
    * Signals about awaited jobs (`QueueStore.watch`, `waited` rows) from every process: `onJob(id)`
    * when one ended or reported progress, `onJob("*")` when signals may have been missed (a dropped
