@@ -22,7 +22,8 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { createTickwork, schedule, verifyWebhook, webhookSender, type LogEvent } from "../src/index.js";
+import { createTickwork, schedule, type LogEvent } from "../src/index.js";
+import { verifyWebhook, webhookSender } from "../src/delivery/index.js";
 import { postgresBackend, sqliteBackend, type Backend } from "./fixtures.js";
 import { deferred, fmt, sleep, loadLine, machineInfo, machineLine, markdownTable, now, quantile, repeat, summarise, textTable, watchLoad, within, writeResults, type Load, type MachineInfo, type Summary } from "./support.js";
 

@@ -6,7 +6,7 @@
 import pg from "pg";
 import { postgres } from "../src/store/postgres.js";
 import { sqlite } from "../src/store/sqlite.js";
-import type { Store } from "../src/index.js";
+import type { Store } from "../src/store/store.js";
 
 export type Target =
   | {

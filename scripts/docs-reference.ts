@@ -301,9 +301,9 @@ const OPTION_PAGES: { file: string; title: string; intro: string; types: [entry:
     title: "Delivery options",
     intro: "Batched delivery and Standard Webhooks. [Delivery](../../concepts/delivery.md) explains them.",
     types: [
-      ["tickwork", "DeliveryOptions", "tw.delivery(name, options)"],
-      ["tickwork", "WebhookSenderOptions", "webhookSender(options)"],
-      ["tickwork", "VerifyOptions", "verifyWebhook(options)"],
+      ["tickwork/delivery", "DeliveryOptions", "tw.delivery(name, options)"],
+      ["tickwork/delivery", "WebhookSenderOptions", "webhookSender(options)"],
+      ["tickwork/delivery", "VerifyOptions", "verifyWebhook(options)"],
     ],
   },
   {
@@ -311,8 +311,8 @@ const OPTION_PAGES: { file: string; title: string; intro: string; types: [entry:
     title: "Fan-out options",
     intro: "Configuration fan-out and its receiving side. [Fan-out](../../concepts/fanout.md) explains them.",
     types: [
-      ["tickwork", "FanoutOptions", "tw.fanout(name, options)"],
-      ["tickwork", "ReceiverOptions", "fanoutReceiver(options)"],
+      ["tickwork/fanout", "FanoutOptions", "tw.fanout(name, options)"],
+      ["tickwork/fanout", "ReceiverOptions", "fanoutReceiver(options)"],
     ],
   },
   {
@@ -320,8 +320,8 @@ const OPTION_PAGES: { file: string; title: string; intro: string; types: [entry:
     title: "Idempotency options",
     intro: "[Idempotency keys](../../concepts/idempotency.md) explains them.",
     types: [
-      ["tickwork", "IdempotencyOptions", "createTickwork({ idempotency })"],
-      ["tickwork", "IdempotencyRunOptions", "tw.idempotency.run(options, fn)"],
+      ["tickwork/idempotency", "IdempotencyOptions", "createTickwork({ idempotency })"],
+      ["tickwork/idempotency", "IdempotencyRunOptions", "tw.idempotency.run(options, fn)"],
       ["tickwork/hono", "IdempotencyKeyOptions", "idempotencyKey(options)"],
     ],
   },
@@ -330,9 +330,9 @@ const OPTION_PAGES: { file: string; title: string; intro: string; types: [entry:
     title: "HTTP client options",
     intro: "[The HTTP client](../../concepts/http-client.md) explains them.",
     types: [
-      ["tickwork", "HttpClientOptions", "createHttpClient(options)"],
-      ["tickwork", "HttpRetryOptions", "createHttpClient({ retry })"],
-      ["tickwork", "HttpRequestOptions", "client.get(path, options) and the other methods"],
+      ["tickwork/http", "HttpClientOptions", "createHttpClient(options)"],
+      ["tickwork/http", "HttpRetryOptions", "createHttpClient({ retry })"],
+      ["tickwork/http", "HttpRequestOptions", "client.get(path, options) and the other methods"],
     ],
   },
   {

@@ -10,7 +10,8 @@
  * controller says `stop` (and at least `keys` of them); then they say `done`.
  */
 import { randomUUID } from "node:crypto";
-import { createTickwork, DuplicateRequestError } from "../../src/index.js";
+import { createTickwork } from "../../src/index.js";
+import { DuplicateRequestError } from "../../src/idempotency/index.js";
 import { openStore, type Target } from "../target.js";
 import { child, ledgerSink, type ChildBase } from "./child.js";
 

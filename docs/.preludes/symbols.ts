@@ -3,7 +3,7 @@
 interface SymbolMetadata { symbol: string; name: string; decimals: number }
 declare const collectorIds: string[];
 declare const alertIds: string[];
-declare function stubFor(target: import("tickwork").FanoutTarget): { updateSymbols(payload: unknown, options: { signal: AbortSignal }): Promise<void> };
+declare function stubFor(target: import("tickwork/fanout").FanoutTarget): { updateSymbols(payload: unknown, options: { signal: AbortSignal }): Promise<void> };
 declare function enabledSymbols(): Promise<SymbolMetadata[]>;
 declare function crawlerEnabled(): Promise<boolean>;
 declare function readStoredSymbols(): Promise<string[] | null>;

@@ -1,15 +1,5 @@
-import {
-  InvalidInputError,
-  toMs,
-  type Backoff,
-  type Clock,
-  type Delivery,
-  type Duration,
-  type LogLevel,
-  type LoggerOption,
-  type Tickwork,
-  type WebhookSenderOptions,
-} from "../../src/index.js";
+import { InvalidInputError, toMs, type Backoff, type Clock, type Duration, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
+import { type Delivery, type WebhookSenderOptions } from "../../src/delivery/index.js";
 import { Callbacks, type DailyCallback, type DailyEmitResult, type HourlyCallback } from "./callbacks.js";
 import type { AppDatabase, DatabaseTarget } from "./database.js";
 import { CREATE_TABLES } from "./sql.js";

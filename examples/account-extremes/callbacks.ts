@@ -1,4 +1,5 @@
-import { keyset, webhookSender, type Backoff, type Delivery, type EmitFromResult, type EmitResult, type Tickwork, type WebhookSenderOptions } from "../../src/index.js";
+import { type Backoff, type Tickwork } from "../../src/index.js";
+import { keyset, webhookSender, type Delivery, type EmitFromResult, type EmitResult, type WebhookSenderOptions } from "../../src/delivery/index.js";
 import type { AppDatabase } from "./database.js";
 import type { ExtremesTracker } from "./extremes.js";
 import { dayOf, hourName, nextDay } from "./periods.js";

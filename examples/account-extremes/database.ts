@@ -1,4 +1,4 @@
-import type { Store } from "../../src/index.js";
+import type { Store } from "../../src/store/store.js";
 import { openDatabase as openShared, type AppDatabase, type DatabaseTarget } from "../support/database.js";
 import { CREATE_TABLES } from "./sql.js";
 

@@ -16,7 +16,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import Database from "better-sqlite3";
 import { z } from "zod";
-import { WebhookVerificationError, verifyWebhook } from "../../src/index.js";
+import { WebhookVerificationError, verifyWebhook } from "../../src/delivery/index.js";
 import { callbackKey, type Callback } from "./callbacks.js";
 
 export type Reply = "ok" | "error" | "hang";

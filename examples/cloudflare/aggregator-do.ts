@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { keyset, type Delivery, type Tickwork } from "../../src/index.js";
+import { type Tickwork } from "../../src/index.js";
+import { keyset, type Delivery } from "../../src/delivery/index.js";
 import { TickworkObject, type DurableObjectContext } from "../../src/runtime/cloudflare/index.js";
 import { logLevel, type Env } from "./env.js";
 import type { HourlyExtremes } from "./portfolio-do.js";

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { DuplicateRequestError, IdempotencyKeyReuseError, type Tickwork } from "../../src/index.js";
+import { type Tickwork } from "../../src/index.js";
+import { DuplicateRequestError, IdempotencyKeyReuseError } from "../../src/idempotency/index.js";
 import { TickworkObject, type DurableObjectContext } from "../../src/runtime/cloudflare/index.js";
 import { logLevel, type Env } from "./env.js";
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DeliveryStatus, FanoutStatus } from "../../src/index.js";
+import type { DeliveryStatus } from "../../src/delivery/index.js";
+import type { FanoutStatus } from "../../src/fanout/index.js";
 import type { LastTick, ObjectStatus } from "../../src/runtime/cloudflare/index.js";
 import { eventually } from "../../test/support/real-time.js";
 import { DEMO_SYMBOLS, STATIC_SYMBOL_INFO } from "../symbol-fanout/symbols.js";

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { fanoutReceiver, type FanoutReceiver, type ReceiverStorage, type StateSource } from "../../src/index.js";
+import { fanoutReceiver, type FanoutReceiver, type ReceiverStorage, type StateSource } from "../../src/fanout/index.js";
 import { AlertPayload, CollectorPayload, STATIC_SYMBOL_INFO, type SymbolMetadata } from "../symbol-fanout/symbols.js";
 import type { Env } from "./env.js";
 

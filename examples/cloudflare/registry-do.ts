@@ -1,4 +1,5 @@
-import { type Fanout, type Tickwork } from "../../src/index.js";
+import { type Tickwork } from "../../src/index.js";
+import { type Fanout } from "../../src/fanout/index.js";
 import { TickworkObject, type DurableObjectContext } from "../../src/runtime/cloudflare/index.js";
 import { SymbolRegistry } from "../symbol-fanout/registry.js";
 import { CREATE_TABLES } from "../symbol-fanout/sql.js";

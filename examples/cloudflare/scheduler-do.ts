@@ -1,4 +1,5 @@
-import { createHttpClient, type Tickwork } from "../../src/index.js";
+import { type Tickwork } from "../../src/index.js";
+import { createHttpClient } from "../../src/http/index.js";
 import { TickworkObject, type DurableObjectContext } from "../../src/runtime/cloudflare/index.js";
 import { CREATE_TABLES } from "../price-refresh/sql.js";
 import { defineTasks } from "../price-refresh/tasks.js";

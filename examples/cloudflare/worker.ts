@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import { z } from "zod";
-import { Cache, Logger, toMs } from "../../src/index.js";
+import { Logger, toMs } from "../../src/index.js";
+import { Cache } from "../../src/cache/index.js";
 import { kvCache, workersLogs } from "../../src/runtime/cloudflare/index.js";
 import { readPrices } from "../price-refresh/prices.js";
 import { PRICES_TASK, SWEEP_TASK } from "../price-refresh/tasks.js";

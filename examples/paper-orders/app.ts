@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
-import { createTickwork, type Clock, type IdempotencyOptions, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
+import { createTickwork, type Clock, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
+import { type IdempotencyOptions } from "../../src/idempotency/index.js";
 import { openDatabase, type AppDatabase, type DatabaseTarget } from "./database.js";
 import { Market } from "./market.js";
 import { createPortfolio, type EffectHooks, type Portfolio } from "./portfolio.js";

@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import pg from "pg";
-import type { Store } from "../../src/index.js";
+import type { Store } from "../../src/store/store.js";
 import { postgres } from "../../src/store/postgres.js";
 import { sqlite } from "../../src/store/sqlite.js";
 import { CREATE_TABLES } from "./sql.js";

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { IdempotencyClaimLostError, type Tickwork } from "../../src/index.js";
+import { type Tickwork } from "../../src/index.js";
+import { IdempotencyClaimLostError } from "../../src/idempotency/index.js";
 import type { AppDatabase, TxBody } from "./database.js";
 import * as ledger from "./ledger.js";
 import { Refusal, type EffectContext, type Operation, type RefusalCode } from "./ledger.js";

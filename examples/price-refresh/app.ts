@@ -1,5 +1,6 @@
 import type { Hono } from "hono";
-import { createHttpClient, toMs, type Clock, type Duration, type HttpClient, type HttpRetryOptions, type Limiter, type LogLevel, type LoggerOption, type RateOptions, type Tickwork } from "../../src/index.js";
+import { toMs, type Clock, type Duration, type Limiter, type LogLevel, type LoggerOption, type RateOptions, type Tickwork } from "../../src/index.js";
+import { createHttpClient, type HttpClient, type HttpRetryOptions } from "../../src/http/index.js";
 import { hostExample, type Hosting } from "../support/engine.js";
 import type { AppDatabase } from "./database.js";
 import { CREATE_TABLES } from "./sql.js";

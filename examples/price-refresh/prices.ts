@@ -1,4 +1,5 @@
-import type { Cache, RateLimit } from "../../src/index.js";
+import type { Cache } from "../../src/cache/index.js";
+import type { RateLimit } from "../../src/http/index.js";
 
 /**
  * The cache side of the prices: the key the price task writes and the readers the API uses. The

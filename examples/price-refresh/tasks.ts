@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { RateLimitedError, type Duration, type HttpClient, type Limiter, type TaskContext, type Tickwork } from "../../src/index.js";
+import { type Duration, type Limiter, type TaskContext, type Tickwork } from "../../src/index.js";
+import { RateLimitedError, type HttpClient } from "../../src/http/index.js";
 import type { AppDatabase } from "./database.js";
 import { lastFetched, priceKey, type CachedPrice } from "./prices.js";
 import { ADVANCE_CURSOR, AGENT_TOKENS, COUNT_PENDING, ENSURE_CURSOR, GET_CURSOR, RECORD_SWEPT_SWAP, SWAP_EXISTS } from "./sql.js";

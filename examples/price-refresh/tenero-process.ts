@@ -11,7 +11,8 @@
  * Each of them alone asks for more than the budget. It prints JSON lines on stdout: the limiter's,
  * the HTTP client's and the tasks' events, and `fixture.ready`. The test ends it with SIGKILL.
  */
-import { RateLimitedError, createTickwork, type LogEvent, type RateOptions } from "../../src/index.js";
+import { createTickwork, type LogEvent, type RateOptions } from "../../src/index.js";
+import { RateLimitedError } from "../../src/http/index.js";
 import { createPriceRefreshApp, createTeneroClient } from "./app.js";
 import { openDatabase, type DatabaseTarget } from "./database.js";
 import { priceKey } from "./prices.js";

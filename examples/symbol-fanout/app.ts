@@ -1,6 +1,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
-import { InvalidInputError, schedule, type Clock, type Duration, type Fanout, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
+import { InvalidInputError, schedule, type Clock, type Duration, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
+import { type Fanout } from "../../src/fanout/index.js";
 import { createApi, listen, type Listening } from "./api.js";
 import type { AppDatabase, DatabaseTarget } from "./database.js";
 import { CREATE_TABLES } from "./sql.js";
@@ -9,7 +10,7 @@ import { pushOverHttp, type PushOutcome, type ReceiverTarget, type SymbolFanoutT
 import { CRAWL_EVERY, CRAWL_TASK, CrawlerConfig, reconcileWithCrawler } from "./crawler.js";
 import { SymbolRegistry } from "./registry.js";
 import { symbolNames, type SymbolMetadata } from "./symbols.js";
-import type { ReconcileOption } from "../../src/index.js";
+import type { ReconcileOption } from "../../src/fanout/index.js";
 
 export type { PushOutcome, ReceiverTarget, SymbolFanoutTargets } from "./push.js";
 export { CRAWL_EVERY, CRAWL_TASK } from "./crawler.js";

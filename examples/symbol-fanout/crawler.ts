@@ -1,5 +1,5 @@
 import type { Duration } from "../../src/index.js";
-import type { ReconcileChooser } from "../../src/index.js";
+import type { ReconcileChooser } from "../../src/fanout/index.js";
 import type { AppDatabase } from "./database.js";
 import { CRAWLER_ENABLED, SET_CRAWLER } from "./sql.js";
 

@@ -13,7 +13,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EmptyStateError, type LogEvent } from "../../src/index.js";
+import { type LogEvent } from "../../src/index.js";
+import { EmptyStateError } from "../../src/fanout/index.js";
 import { fakeClock } from "../../src/testing/index.js";
 import { CRAWL_EVERY, CRAWL_TASK, FANOUT_NAME, RECONCILE_EVERY, RETRY_STEPS, createSymbolFanoutApp, type PushOutcome } from "./app.js";
 import { describeTarget, type DatabaseTarget } from "./database.js";

@@ -1,4 +1,4 @@
-import type { PushContext, PushSend } from "../../src/index.js";
+import type { PushContext, PushSend } from "../../src/fanout/index.js";
 import { VERSION_HEADER } from "./receiver.js";
 
 /** A receiver as the fan-out knows it: an id unique across groups, and where it listens. */

@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { z } from "zod";
-import { EmptyStateError, InvalidInputError, fanoutReceiver, type FanoutReceiver, type ReceiverStorage, type StateSource } from "../../src/index.js";
+import { InvalidInputError } from "../../src/index.js";
+import { EmptyStateError, fanoutReceiver, type FanoutReceiver, type ReceiverStorage, type StateSource } from "../../src/fanout/index.js";
 import type { FailureDecider, FailureMode } from "./failures.js";
 import { AlertPayload, CollectorPayload, STATIC_SYMBOL_INFO, type SymbolMetadata } from "./symbols.js";
 

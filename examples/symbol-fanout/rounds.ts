@@ -1,4 +1,4 @@
-import type { FanoutStatus } from "../../src/index.js";
+import type { FanoutStatus } from "../../src/fanout/index.js";
 import type { FakeClock } from "../../src/testing/index.js";
 import type { SymbolFanoutApp } from "./app.js";
 import type { PushOutcome } from "./push.js";

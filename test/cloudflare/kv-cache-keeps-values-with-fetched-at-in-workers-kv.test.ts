@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CacheEntry } from "../../src/index.js";
+import type { CacheEntry } from "../../src/cache/index.js";
 import { startObjects, type Objects } from "./support/objects.js";
 
 describe.concurrent("tw.cache on Workers KV (seed 003: prices in KV, read by the Worker's routes)", () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { textProblem } from "../../../src/core/bounds.js";
 import { InvalidInputError } from "../../../src/core/errors.js";
 import { Idempotency } from "../../../src/idempotency/idempotency.js";
-import type { IdempotencyRunOptions } from "../../../src/index.js";
+import type { IdempotencyRunOptions } from "../../../src/idempotency/index.js";
 import { allStoreCases } from "../../support/stores.js";
 import { engineFor } from "../../support/queue-fixtures.js";
 
