@@ -810,7 +810,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
   }
 
   async childResults({ id }: { id: string }) {
-    const rows = await this.db.query<ChildRow>(`SELECT id::text AS id, queue, status, result, last_error FROM tickwork_jobs WHERE parent_id = $1 ORDER BY id`, [id]);
+    const rows = await this.db.query<ChildRow>(`SELECT id::text AS id, queue, status, result, last_error FROM tickwork_jobs WHERE parent_id = $1 ORDER BY tickwork_jobs.id`, [id]);
     return rows.map((row) => toChildResult(row, false));
   }
 

@@ -62,6 +62,18 @@ describe.each(allStoreCases())("a flow's parent runs once its children ended, an
     expect(await e.tw.jobs.get(flow.id)).toMatchObject({ status: "succeeded", result: { total: 60 }, children: { total: 2, pending: 0, failed: 0 } });
   });
 
+  it("ctx.childResults() gives the children in the order given, also when their ids pass a power of ten (9, 10, 11...)", async () => {
+    const e = await engine();
+    const { report, reports } = flowQueues(e);
+    // Twelve children after the parent: their ids run across 10 on every store that counts from 1,
+    // where ordering the ids as text would put 10, 11, 12 before 2.
+    const flow = await report.enqueueFlow({ payload: { name: "wide" }, children: Array.from({ length: 12 }, (_, n) => ({ queue: "fetch", payload: { n } })) });
+    await runUntilIdle(e.tw);
+    const root = reports.find((r) => r.job.id === flow.id)!;
+    expect(root.children.map((c) => c.id)).toEqual(flow.children.map((c) => c.id));
+    expect(root.children.map((c) => (c.result as { value: number }).value)).toEqual(Array.from({ length: 12 }, (_, n) => n * 10));
+  });
+
   it("a child that fails for good fails its parent, and up the tree, without running them", async () => {
     const e = await engine();
     const { report, ran } = flowQueues(e);
