@@ -29,7 +29,14 @@ export function byParent(ended: readonly EndedChild[]): ParentCount[] {
       c.error ??= `child job ${e.child} failed: ${e.error ?? "no error recorded"}`;
     }
   }
-  return [...counts.values()];
+  // In id order, whatever order the outcomes came in: two settles that count children of the same
+  // parents then lock those parents in the same order, and never wait on each other in a circle.
+  return [...counts.values()].sort((a, b) => byId(a.parent, b.parent));
+}
+
+/** Two ids (decimal text, up to 19 digits) compared as the numbers they are. */
+function byId(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 /**

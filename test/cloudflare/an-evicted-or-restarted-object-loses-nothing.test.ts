@@ -58,8 +58,12 @@ describe("a new instance of the object on the same storage loses nothing that mu
     const gone = Date.now();
     await expect(saved.call("evict")).rejects.toThrow("evicted by the test");
     await expectSurvived(saved.call, saved, gone);
-    const started = (await objects.logs("operated", "Operated:evicted")).filter((e) => e.message === "engine.started");
-    // Two instances, two engines: the second announced itself (and its sink) again.
+    // Two instances, two engines: the second announced itself (and its sink) again. Log entries reach
+    // the log service a moment after they are written, later still on a loaded machine.
+    const started = await eventually(async () => {
+      const entries = (await objects!.logs("operated", "Operated:evicted")).filter((e) => e.message === "engine.started");
+      return entries.length >= 2 && entries;
+    }, "the new instance's engine.started", 20_000);
     expect(started).toHaveLength(2);
     expect(started[1]!.context.instanceId).not.toBe(started[0]!.context.instanceId);
   });
