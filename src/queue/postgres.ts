@@ -383,6 +383,9 @@ function countInParents(query: PgExecutor["query"], ended: EndedChild[], now: nu
   return runBody(propagate(sqlTx(MAX_FLOW_PARAMS), ended, now), (statement) => query(statement.sql, statement.params));
 }
 
+/** Rounds of an insert whose key's holder keeps ending before it is read: a race lost this often is no race. */
+const MAX_INSERT_TRIES = 5;
+
 /** The flow statements bind a handful of values each. */
 const MAX_FLOW_PARAMS = 65_535;
 
@@ -442,7 +445,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
    */
   private async insert(
     run: Run,
-    { queue, rows, now, claim, notify, passOver = "" }: { queue: string; rows: NewJobRow[]; now: number; claim?: InsertClaim; notify: "inline" | "none" | "after-commit"; passOver?: string },
+    { queue, rows, now, claim, notify, passOver = "", tries = 1 }: { queue: string; rows: NewJobRow[]; now: number; claim?: InsertClaim; notify: "inline" | "none" | "after-commit"; passOver?: string; tries?: number },
   ): Promise<InsertResult[]> {
     const payloads = packPayloads(rows);
     const params: unknown[] = [
@@ -499,16 +502,22 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       const live = await run<JobRow>(FIND_KEY_HOLDERS, [queue, missing]);
       for (const row of live) holders.set(row.key!, toJob(row, false));
     }
+    // A row whose key was held at the insert by a job that ended before the read of the holders: the
+    // key is free now, so the row is inserted again (or finds the next holder). Each round needs a
+    // holder to end between two statements a few milliseconds apart.
+    const orphans = rows.flatMap((row, i) => (results[i] || holders.has(row.key!) || byKey.has(row.key!) ? [] : [i]));
+    if (orphans.length) {
+      if (tries >= MAX_INSERT_TRIES) throw new Error(`tickwork: insert of key ${rows[orphans[0]!]!.key} conflicted ${tries} times with jobs that ended before they could be read`);
+      const again = await this.insert(run, { queue, rows: orphans.map((i) => rows[i]!), now, claim, notify, passOver, tries: tries + 1 });
+      orphans.forEach((i, n) => (results[i] = again[n]));
+    }
     return rows.map((row, i) => {
       if (results[i]) return results[i];
       const holder = holders.get(row.key!);
       if (holder) return { id: holder.id, duplicate: true, existing: holder };
-      const sameBatch = byKey.get(row.key!);
-      if (sameBatch) {
-        const first = rows[firstIndexOfKey(rows, row.key!)]!;
-        return { id: sameBatch, duplicate: true, existing: newJob(sameBatch, queue, first, now, false, JSON.parse(first.payload)) };
-      }
-      throw new Error(`tickwork: insert of key ${row.key} conflicted but no live job holds it`);
+      const sameBatch = byKey.get(row.key!)!;
+      const first = rows[firstIndexOfKey(rows, row.key!)]!;
+      return { id: sameBatch, duplicate: true, existing: newJob(sameBatch, queue, first, now, false, JSON.parse(first.payload)) };
     });
   }
 
