@@ -2,6 +2,7 @@
  * Small, pure readers of response headers: the upstream's request id, `Retry-After`, and the
  * server's own clock. No I/O: each takes the headers and "now" on the caller's clock.
  */
+import { parseHttpDate } from "../core/retry-after.js";
 
 /**
  * Where upstreams put the id their support staff can look a request up by, most specific first.
@@ -59,12 +60,3 @@ export function parseRetryAfter(headers: Headers, now: number): number | null {
   return at === null ? null : Math.max(0, at - serverNow(headers, now));
 }
 
-/**
- * An HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`) as epoch ms, or null. `Date.parse` alone reads
- * `"-3"` or `"1"` as years, so a date must name its month.
- */
-export function parseHttpDate(text: string): number | null {
-  if (!/[a-z]{3}/i.test(text)) return null;
-  const ms = Date.parse(text);
-  return Number.isNaN(ms) ? null : ms;
-}

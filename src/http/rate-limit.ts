@@ -1,5 +1,6 @@
 import { toMs } from "../core/duration.js";
-import { parseHttpDate, toClientTime } from "./headers.js";
+import { parseHttpDate } from "../core/retry-after.js";
+import { toClientTime } from "./headers.js";
 
 /**
  * Rate-limit headers, every family in use, read into one object (pure: headers and "now" in, data

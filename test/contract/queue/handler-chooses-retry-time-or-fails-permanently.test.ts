@@ -42,6 +42,19 @@ describe.each(allStoreCases())("a handler chooses its retry time, or fails for g
     expect(e.named("job.retry_scheduled")).toEqual([expect.objectContaining({ queue: "api", id, attempt: 1, retryAt: T0 + 90 * SECOND, delayMs: 90 * SECOND })]);
   });
 
+  it('RetryAfterError with a Retry-After header\'s delay-seconds, "120", retries 120 s later (not at the year 120, at once)', async () => {
+    const e = await engine();
+    const { id, attempts } = await queueFailingOnceWith(e, () => new RetryAfterError("rate limited", "120"));
+    await expectRetriedExactlyAt(e, id, attempts, T0 + 120 * SECOND);
+  });
+
+  it("RetryAfterError with a Retry-After header's HTTP date retries at that date", async () => {
+    const e = await engine();
+    const at = T0 + 3 * HOUR;
+    const { id, attempts } = await queueFailingOnceWith(e, () => new RetryAfterError("rate limited", new Date(at).toUTCString()));
+    await expectRetriedExactlyAt(e, id, attempts, at);
+  });
+
   it("any error with a numeric retryAfter (ms) retries that many ms later", async () => {
     const e = await engine();
     const { id, attempts } = await queueFailingOnceWith(e, () => Object.assign(new Error("429 Too Many Requests"), { retryAfter: 12_345 }));
