@@ -17,7 +17,7 @@ type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 export interface WebhookSenderOptions<T> {
   /** The receiver's URL, or one per message. */
   url: string | ((message: DeliveryMessage<T>) => string);
-  /** `whsec_...` */
+  /** `whsec_` + base64 key bytes (the base64 alone is taken too), at least 16 bytes. */
   secret: string;
   headers?: Record<string, string>;
   fetch?: FetchLike;
@@ -81,7 +81,9 @@ export async function verifyWebhook(options: VerifyOptions): Promise<{ id: strin
   const timestamp = Number(stamp);
   const tolerance = toMs(options.tolerance ?? "5m");
   const now = options.now ?? Date.now();
-  if (Math.abs(now - timestamp * 1000) > tolerance) throw new WebhookVerificationError(`webhook-timestamp ${timestamp} is more than ${tolerance} ms from now`);
+  // In whole seconds, as the timestamp is and as the Standard Webhooks libraries compare: a signature
+  // made in this second passes a tolerance of 0.
+  if (Math.abs(Math.floor(now / 1000) - timestamp) * 1000 > tolerance) throw new WebhookVerificationError(`webhook-timestamp ${timestamp} is more than ${tolerance} ms from now`);
   const expected = await sign(await importKey(secretBytes(options.secret)), id, timestamp, options.body);
   // A header may carry several signatures (secret rotation); any v1 match is enough.
   const match = signatures.split(" ").some((entry) => {
@@ -115,13 +117,18 @@ function recordHeader(headers: Record<string, string | string[] | undefined>, na
   return values.values().next().value;
 }
 
+/**
+ * The key bytes of a secret: base64, after the `whsec_` prefix when it has one (the Standard Webhooks
+ * libraries take it either way, and a receiver may have stored it without).
+ */
 function secretBytes(secret: string): Uint8Array {
-  if (typeof secret !== "string" || !secret.startsWith("whsec_")) throw new InvalidInputError(`webhook secret must be "whsec_" + base64 bytes, got ${describe(secret)}`);
+  if (typeof secret !== "string" || secret === "") throw new InvalidInputError(`webhook secret must be "whsec_" + base64 bytes (or the base64 alone), got ${describe(secret)}`);
+  const encoded = secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret;
   let bytes: Uint8Array;
   try {
-    bytes = Uint8Array.from(atob(secret.slice("whsec_".length)), (c) => c.charCodeAt(0));
+    bytes = Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0));
   } catch {
-    throw new InvalidInputError("webhook secret: the part after whsec_ is not base64");
+    throw new InvalidInputError("webhook secret: not base64 (after the whsec_ prefix, if any)");
   }
   if (bytes.length < 16) throw new InvalidInputError(`webhook secret must hold at least 16 bytes, got ${bytes.length}`);
   return bytes;

@@ -109,12 +109,12 @@ describe.each(allStoreCases())("Standard Webhooks delivery ($name)", (storeCase)
     await refused({ headers: { ...headers, "webhook-signature": (headers["webhook-signature"] as string).replace("v1,", "v2,") } });
   });
 
-  it("refuses a secret that is not whsec_ and base64 of at least 16 bytes, when the sender is made and when verifying", async () => {
+  it("refuses a secret that is not base64 (after whsec_, if any) of at least 16 bytes, when the sender is made and when verifying", async () => {
     for (const secret of ["", "abc", "whsec_", "whsec_!!!not base64", `whsec_${Buffer.alloc(8).toString("base64")}`, 42]) {
       expect(() => webhookSender({ url, secret: secret as string }), String(secret)).toThrow(InvalidInputError);
       await expect(verifyWebhook({ secret: secret as string, headers: { "webhook-id": "i", "webhook-timestamp": "1", "webhook-signature": "v1,x" }, body: "{}", now: 1_000 })).rejects.toThrow(InvalidInputError);
     }
-    expect(() => webhookSender({ url, secret: "sk_live_123" })).toThrow(/webhook secret must be "whsec_" \+ base64 bytes/);
+    expect(() => webhookSender({ url, secret: "sk_live_123" })).toThrow(/webhook secret: not base64/);
     expect(() => webhookSender({ url, secret: `whsec_${Buffer.alloc(8).toString("base64")}` })).toThrow(/at least 16 bytes, got 8/);
   });
 
