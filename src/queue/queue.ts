@@ -1,13 +1,12 @@
-import { InvalidInputError, describe } from "../core/errors.js";
+import { InvalidInputError, StoreUnavailableError, describe } from "../core/errors.js";
 import { stringifyChecked } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { SPAN_KIND, inSpan, messagingAttributes, traceContextOf, type SpanLike, type TracerLike } from "../core/tracing.js";
 import { InsertBatcher, type Written } from "./inserts.js";
 import type { EnqueuedJob, Job } from "./job.js";
 import { keyModeOf, toJobFields, toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
-import type { KeyMode } from "./store.js";
 import { newJob } from "./rows.js";
-import type { InsertResult, JobFields, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store.js";
+import type { InsertResult, JobFields, KeyMode, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store.js";
 import type { JobWaits, WaitOptions } from "./waits.js";
 import type { QueueWorker } from "./worker.js";
 import { layOutFlow, type FlowJob, type FlowSpec } from "./flows.js";
@@ -67,8 +66,9 @@ export class Queue<P = unknown> {
     const { timeout, onProgress, signal, ...enqueue } = options;
     if ("tx" in enqueue) throw new InvalidInputError(`${where}: tx is not supported (the job is not visible until your transaction commits): enqueue with tx, commit, then tw.jobs.wait(job.id)`);
     const wait = this.deps.waits.check({ timeout, onProgress, signal }, where);
-    // Listening before the job exists, so no signal of its end can come before anyone hears.
-    await this.deps.waits.ready();
+    // Listening before the job exists, so no signal of its end can come before anyone hears; within
+    // the wait's timeout and signal, and if listening does not start in time nothing is written.
+    if (!this.deps.waits.listening) await this.deps.waits.bounded(this.deps.waits.ready(), wait, () => new StoreUnavailableError(`${where}: the store did not start listening for the job's end within the ${wait.timeoutMs} ms timeout; nothing was enqueued`));
     const [job] = await this.insert([{ ...enqueue, payload }], undefined, "enqueueAndWait", true);
     const ended = await this.deps.waits.wait(job!.id, wait, !job!.duplicate);
     return ended.result as R;

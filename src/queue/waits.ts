@@ -86,6 +86,8 @@ export class JobWaits {
   /** Jobs being read for their waiters; `again`: a signal came meanwhile, so read once more after. */
   private readonly reading = new Map<string, { again: boolean }>();
   private closed = false;
+  /** The subscription is up. */
+  private heard = false;
 
   constructor(private readonly deps: WaitsDeps) {}
 
@@ -104,12 +106,49 @@ export class JobWaits {
 
   /** Signals are on their way from other processes, when the store has them: call before writing a job someone will await. */
   async ready(): Promise<void> {
-    if (!this.deps.subscribe || this.closed) return;
-    this.subscription ??= this.deps.subscribe((id) => (id === "*" ? this.readAll() : this.read(id))).catch((error: unknown) => {
-      this.subscription = undefined;
-      throw error;
-    });
+    if (this.listening) return;
+    this.subscription ??= this.deps.subscribe!((id) => (id === "*" ? this.readAll() : this.read(id))).then(
+      (stop) => {
+        this.heard = true;
+        return stop;
+      },
+      (error: unknown) => {
+        this.subscription = undefined;
+        throw error;
+      },
+    );
     await this.subscription;
+  }
+
+  /** Signals from other processes are heard already (or the store has none): `ready()` has nothing to wait for. */
+  get listening(): boolean {
+    return !this.deps.subscribe || this.closed || this.heard;
+  }
+
+  /**
+   * `step` (listening's first round trip, say), unless the wait's signal aborts or its deadline passes
+   * first: a wait's timeout and signal hold from its call, also while its store is slow to answer.
+   * Then the signal's reason, or `expired()`; `step` goes on unawaited.
+   */
+  bounded<T>(step: Promise<T>, { deadline, signal }: Pick<Wait, "deadline" | "signal">, expired: () => Error): Promise<T> {
+    // The same turns of the event loop with or without a deadline: calls made in an order go on in it.
+    const { clock } = this.deps;
+    return new Promise<T>((resolve, reject) => {
+      let timer: TimerHandle | undefined;
+      const finish = (settle: () => void) => {
+        if (timer) clock.clearTimeout(timer);
+        signal?.removeEventListener("abort", aborted);
+        settle();
+      };
+      const aborted = () => finish(() => reject(signal!.reason));
+      if (signal?.aborted) return aborted();
+      signal?.addEventListener("abort", aborted, { once: true });
+      if (deadline !== undefined) timer = clock.setTimeout(() => finish(() => reject(expired())), Math.max(0, deadline - clock.now()));
+      step.then(
+        (value) => finish(() => resolve(value)),
+        (error: unknown) => finish(() => reject(error)),
+      );
+    });
   }
 
   /** A job ended (or progressed) in this process, or another said so: its waiters read it. */
@@ -138,7 +177,7 @@ export class JobWaits {
    */
   async wait(id: string, { timeoutMs, deadline, onProgress, signal }: Wait, marked = false): Promise<Job> {
     signal?.throwIfAborted();
-    await this.ready();
+    if (!this.listening) await this.bounded(this.ready(), { deadline, signal }, () => new JobWaitTimeoutError(id, timeoutMs!));
     return new Promise<Job>((resolve, reject) => {
       let timer: TimerHandle | undefined;
       const done = () => {
