@@ -60,6 +60,8 @@ export function layOutFlow(root: { queue: string; spec: unknown }, config: (queu
     }
     const declared = config(name!);
     if (!declared) throw new UnknownQueueError(name!, known());
+    // A flow is written in one transaction of its own: all of it, or nothing.
+    if ("tx" in node) throw new InvalidInputError(`${path}.tx: a flow is written in a transaction of its own (all of it, or nothing), not in the caller's; enqueue it after your transaction commits`);
     for (const keyed of ["key", "dedupe", "debounce", "throttle", "unique"]) {
       if (keyed in node) throw new InvalidInputError(`${path}.${keyed}: jobs of a flow take no dedupe key (a duplicate would leave its parent waiting)`);
     }

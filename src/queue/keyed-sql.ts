@@ -29,7 +29,7 @@ export class KeyedSql {
   ) {}
 
   insertKeyed(p: { queue: string; row: NewJobRow & { key: string }; mode: KeyMode; now: number }): Promise<InsertResult> {
-    return this.db.transaction((tx) => (p.mode.kind === "window" ? this.window(tx, p, p.mode.ms) : this.replace(tx, p, p.mode.kind === "debounce" ? p.now + p.mode.ms : p.row.runAt)));
+    return this.db.transaction((tx) => (p.mode.kind === "window" ? this.window(tx, p, p.mode.ms) : p.mode.kind === "debounce" ? this.replace(tx, p, p.now + p.mode.ms, true) : this.replace(tx, p, p.row.runAt, false)));
   }
 
   /** Deletes up to `limit` keys whose period ended before `before`. */
@@ -41,10 +41,16 @@ export class KeyedSql {
     return rows.length;
   }
 
-  private *replace(tx: SqlTx, p: { queue: string; row: NewJobRow & { key: string }; now: number }, runAt: number): Body<InsertResult> {
+  /**
+   * The pending holder takes the row's payload, `runAt` and priority; or the row is written. A
+   * debounce (`debounced`) never moves the holder's time back: an enqueue whose write lands after a
+   * later one's (its connection came late) would set an earlier time and its older payload, so it
+   * leaves the holder as it is and gets it back.
+   */
+  private *replace(tx: SqlTx, p: { queue: string; row: NewJobRow & { key: string }; now: number }, runAt: number, debounced: boolean): Body<InsertResult> {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
       const [updated] = yield* tx.query<JobRow>(
-        `UPDATE tickwork_jobs SET payload = $1, run_at = $2, priority = $3 WHERE queue = $4 AND key = $5 AND status = 'pending' RETURNING ${jobColumns(this.d.postgres, { returning: true })}`,
+        `UPDATE tickwork_jobs SET payload = $1, run_at = $2, priority = $3 WHERE queue = $4 AND key = $5 AND status = 'pending'${debounced ? " AND run_at <= $2" : ""} RETURNING ${jobColumns(this.d.postgres, { returning: true })}`,
         [this.d.postgres ? p.row.payload : inlinePayload(p.row.payload), runAt, p.row.priority, p.queue, p.row.key],
       );
       if (updated) {
@@ -61,6 +67,7 @@ export class KeyedSql {
       if (inserted) return { id: String(inserted.id), duplicate: false };
       const holder = yield* this.holder(tx, p.queue, p.row.key);
       if (holder?.status === "running") return { id: holder.id, duplicate: true, existing: holder };
+      if (debounced && holder?.status === "pending" && holder.runAt > runAt) return { id: holder.id, duplicate: true, existing: holder };
       // Another process inserted the key between this one's update and insert: update it now.
     }
     throw new Error(`tickwork: the key "${p.row.key}" of queue "${p.queue}" kept changing hands during ${MAX_TRIES} tries`);

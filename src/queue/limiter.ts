@@ -89,11 +89,14 @@ export class Limiter implements RateGate {
    * goes a moment later, so under an upstream that counts in fixed windows, keep a small margin.
    */
   async acquire(options: { tokens?: number; signal?: AbortSignal; timeout?: Duration } = {}): Promise<void> {
-    if (options === null || typeof options !== "object") throw new InvalidInputError(`limiter "${this.name}".acquire: options must be an object, got ${describe(options)}`);
+    const where = `limiter "${this.name}".acquire`;
+    if (options === null || typeof options !== "object") throw new InvalidInputError(`${where}: options must be an object, got ${describe(options)}`);
+    for (const name of Object.keys(options)) if (!ACQUIRE_KEYS.has(name)) throw new InvalidInputError(`${where}: unknown option "${name}" (expected tokens, signal, timeout)`);
     const count = options.tokens ?? 1;
     this.checkCount(count, "acquire");
+    if (options.signal !== undefined && !(options.signal instanceof AbortSignal)) throw new InvalidInputError(`${where}: signal must be an AbortSignal, got ${describe(options.signal)}`);
     const { clock, store, logger } = this.deps;
-    const timeoutMs = options.timeout === undefined ? undefined : toMs(options.timeout);
+    const timeoutMs = options.timeout === undefined ? undefined : acquireTimeout(options.timeout, where);
     const deadline = timeoutMs === undefined ? Infinity : clock.now() + timeoutMs;
     let waited = false;
     for (;;) {
@@ -182,4 +185,18 @@ function sleep(clock: Clock, ms: number, signal: AbortSignal | undefined): Promi
     }, ms);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+const ACQUIRE_KEYS = new Set(["tokens", "signal", "timeout"]);
+
+/** An acquire's timeout in ms: a duration, 0 (a token now or never) up to the longest a timer waits. */
+function acquireTimeout(timeout: unknown, where: string): number {
+  let ms: number;
+  try {
+    ms = toMs(timeout as Duration);
+  } catch {
+    throw new InvalidInputError(`${where}: timeout must be a duration (ms, or "30s", "5m"...), got ${describe(timeout)}`);
+  }
+  if (ms > INT32_MAX) throw new InvalidInputError(`${where}: timeout must be at most ${INT32_MAX} ms (about 24.8 days), got ${ms}`);
+  return ms;
 }

@@ -229,7 +229,7 @@ export interface EnqueueOptions {
    * as it is).
    */
   dedupe?: "skip" | "replace";
-  /** With `key`: the job runs once, this long after the last enqueue of the key (a pending holder takes the latest payload). */
+  /** With `key`: the job runs once, this long after the last enqueue of the key (a pending holder takes the latest payload; a write that lands late never moves it back). Sets the run time: not with `runAt` or `delay`. */
   debounce?: Duration;
   /** With `key`: at most one job per key per this long; an enqueue within it gets that job back, whatever its status. */
   throttle?: Duration;
@@ -265,7 +265,11 @@ export function keyModeOf(options: EnqueueOptions, where: string): KeyMode | nul
     return Math.round(ms);
   };
   if (dedupe === "replace") return { kind: "replace" };
-  if (debounce !== undefined) return { kind: "debounce", ms: period(debounce, "debounce") };
+  if (debounce !== undefined) {
+    // A debounced job runs `debounce` after the last enqueue of its key: a time of its own would be dropped.
+    if (options.runAt !== undefined || options.delay !== undefined) fail(`debounce sets the run time (${options.runAt !== undefined ? "runAt" : "delay"} given too): the job runs debounce after the last enqueue of its key`);
+    return { kind: "debounce", ms: period(debounce, "debounce") };
+  }
   if (throttle !== undefined) return { kind: "window", ms: period(throttle, "throttle") };
   if (unique === null || typeof unique !== "object") return fail(`unique must be { for: duration }, got ${preview(unique)}`);
   return { kind: "window", ms: period(unique.for, "unique.for") };

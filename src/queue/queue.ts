@@ -202,7 +202,11 @@ export class Queue<P = unknown> {
     const results: InsertResult[] = [];
     for (const [i, row] of rows.entries()) {
       const mode = modes[i];
-      const [result] = mode ? [await this.deps.store.insertKeyed({ queue: this.name, row: row as NewJobRow & { key: string }, mode, now })] : await this.deps.store.insertMany({ queue: this.name, rows: [row], now });
+      // Each row at the time of its own write, not of the call: the rows before it took their time.
+      const at = i === 0 ? now : this.deps.now();
+      // A debounced job runs `ms` after its enqueue: the job answered says so, as its row does.
+      if (mode?.kind === "debounce") row.runAt = at + mode.ms;
+      const [result] = mode ? [await this.deps.store.insertKeyed({ queue: this.name, row: row as NewJobRow & { key: string }, mode, now: at })] : await this.deps.store.insertMany({ queue: this.name, rows: [row], now: at });
       results.push(result!);
     }
     return { results, now, claimed: false };

@@ -138,9 +138,14 @@ export class Queues {
     if (items.length === 0) throw new InvalidInputError(`${where}: items is empty: a batch needs at least one item`);
     if (items.length >= MAX_FLOW_JOBS) throw new InvalidInputError(`${where}: items holds ${items.length} payloads; a batch holds at most ${MAX_FLOW_JOBS - 1}`);
     if (options === null || typeof options !== "object") throw new InvalidInputError(`${where}: options must be { queue, onComplete: { queue, payload } }, got ${describe(options)}`);
+    for (const name of Object.keys(options)) {
+      if (name === "tx") throw new InvalidInputError(`${where}: tx is not supported: a batch is written in a transaction of its own (all of it, or nothing); write it after your transaction commits`);
+      if (name !== "queue" && name !== "onComplete") throw new InvalidInputError(`${where}: unknown option "${name}" (expected queue, onComplete)`);
+    }
     const { queue, onComplete } = options;
     if (typeof queue !== "string") throw new InvalidInputError(`${where}: queue must be a declared queue's name, got ${describe(queue)}`);
     if (onComplete === null || typeof onComplete !== "object") throw new InvalidInputError(`${where}: onComplete must be { queue, payload }, got ${describe(onComplete)}`);
+    for (const name of Object.keys(onComplete)) if (name !== "queue" && name !== "payload") throw new InvalidInputError(`${where}: unknown option "onComplete.${name}" (expected queue, payload)`);
     const done = this.declared.get(onComplete.queue);
     if (!done) throw new UnknownQueueError(String(onComplete.queue), this.names);
     const flow = await done.enqueueFlow({

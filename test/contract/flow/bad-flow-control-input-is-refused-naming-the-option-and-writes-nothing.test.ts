@@ -102,6 +102,12 @@ describe.each(allStoreCases())("bad flow-control input is refused, naming the op
       await expect(api.tryAcquire(tokens)).rejects.toThrow(InvalidInputError);
     }
     await expect(api.acquire("soon" as never)).rejects.toThrow(/options must be an object/);
+    // Each option named, never a raw TypeError or a duration error that does not say which field.
+    await expect(api.acquire({ signal: {} as never })).rejects.toThrow(/acquire: signal must be an AbortSignal, got \{\}/);
+    await expect(api.acquire({ timeout: "soon" })).rejects.toThrow(/acquire: timeout must be a duration/);
+    await expect(api.acquire({ timeout: -5 })).rejects.toThrow(/acquire: timeout must be a duration/);
+    await expect(api.acquire({ tokens: 1, within: "1s" } as never)).rejects.toThrow(/acquire: unknown option "within"/);
+    for (const bad of [{ signal: {} as never }, { timeout: "soon" }, { within: "1s" } as never]) await expect(api.acquire(bad)).rejects.toBeInstanceOf(InvalidInputError);
     await expect(api.pause("soon")).rejects.toThrow(InvalidInputError);
     expect(await api.state()).toEqual({ name: "api", max: 10, perMs: 1000, burst: 3, tokens: 3, pausedUntil: null, nextTokenAt: T0 });
     expect(await tw.store.queue.bucketStates({ buckets: ["limiter:api"] })).toEqual({});

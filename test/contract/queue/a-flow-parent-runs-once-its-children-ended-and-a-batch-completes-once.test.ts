@@ -123,6 +123,7 @@ describe.each(allStoreCases())("a flow's parent runs once its children ended, an
   it("a bad flow or batch is refused naming the part, and nothing of it is written", async () => {
     const e = await engine();
     const { report } = flowQueues(e);
+    const tx = { query: async () => ({ rows: [] }) };
     const looped: { queue: string; payload: unknown; children: unknown[] } = { queue: "fetch", payload: {}, children: [] };
     looped.children.push(looped);
     const refusals: [Promise<unknown>, RegExp | (new (...args: never[]) => Error)][] = [
@@ -136,6 +137,13 @@ describe.each(allStoreCases())("a flow's parent runs once its children ended, an
       [e.tw.batch([], { queue: "fetch", onComplete: { queue: "report", payload: {} } }), /items is empty/],
       [e.tw.batch([{ n: 1 }], { queue: "fetch", onComplete: { queue: "nope", payload: {} } }), UnknownQueueError],
       [e.tw.batch("x" as never, { queue: "fetch", onComplete: { queue: "report", payload: {} } }), /items must be an array/],
+      // Options a flow or a batch does not take are refused, never dropped: a caller's transaction
+      // among them, since the flow is written in a transaction of its own.
+      [e.tw.batch([{ n: 1 }], { queue: "fetch", onComplete: { queue: "report", payload: {} }, priority: 5 } as never), /tw\.batch: unknown option "priority"/],
+      [e.tw.batch([{ n: 1 }], { queue: "fetch", onComplete: { queue: "report", payload: {}, delay: "1m" } } as never), /unknown option "onComplete\.delay"/],
+      [e.tw.batch([{ n: 1 }], { queue: "fetch", onComplete: { queue: "report", payload: {} }, tx } as never), /tw\.batch: tx is not supported/],
+      [report.enqueueFlow({ payload: { name: "r" }, tx, children: [{ queue: "fetch", payload: {} }] } as never), /enqueueFlow\.tx: a flow is written in a transaction of its own/],
+      [report.enqueueFlow({ payload: { name: "r" }, children: [{ queue: "fetch", payload: {}, tx } as never] }), /children\[0\]\.tx: a flow is written/],
     ];
     for (const [attempt, expected] of refusals) {
       if (expected instanceof RegExp) await expect(attempt).rejects.toThrow(expected);

@@ -44,6 +44,27 @@ describe.each(allStoreCases())("a repeated key replaces, debounces, throttles or
     expect(seen).toEqual([{ v: 3 }]);
   });
 
+  it("debounce never moves the job's time back: an enqueue whose write lands after a later one's leaves the job as the later one set it", async () => {
+    const { tw } = await engine();
+    tw.queue("mail", { handler: () => {} });
+    const row = (n: number) => ({ payload: JSON.stringify({ n }), key: "k", priority: 0, runAt: T0, maxAttempts: 3 });
+    const mode = { kind: "debounce", ms: SECOND } as const;
+    // B, enqueued at T0 + 2,505 ms, is written first; A, enqueued at T0, is written after it (its
+    // connection came late).
+    const b = await tw.store.queue.insertKeyed({ queue: "mail", row: row(2), mode, now: T0 + 2_505 });
+    const a = await tw.store.queue.insertKeyed({ queue: "mail", row: row(1), mode, now: T0 });
+    expect(a).toMatchObject({ id: b.id, duplicate: true });
+    expect(await tw.jobs.get(b.id)).toMatchObject({ runAt: T0 + 3_505, payload: { n: 2 } });
+  });
+
+  it("a new debounced job is answered with the time it runs at, as stored", async () => {
+    const { tw } = await engine();
+    const q = tw.queue("mail", { handler: () => {} });
+    const job = await q.enqueue({ to: "ada" }, { key: "welcome:ada", debounce: "30s" });
+    expect(job.runAt).toBe(T0 + 30 * SECOND);
+    expect((await tw.jobs.get(job.id))!.runAt).toBe(T0 + 30 * SECOND);
+  });
+
   it('throttle: "1m" keeps one job per key per minute, finished or not; after the minute a new one is taken', async () => {
     const { tw, clock } = await engine();
     const q = tw.queue<{ v: number }>("alerts", { handler: () => "sent" });
@@ -82,6 +103,9 @@ describe.each(allStoreCases())("a repeated key replaces, debounces, throttles or
       [q.enqueue({}, { key: "k", dedupe: "merge" as never }), /dedupe must be "skip" or "replace"/],
       [q.enqueueMany([{ payload: 1, key: "a" }, { payload: 2, debounce: "1s" }]), /enqueueMany\[1\]: debounce needs a key/],
       [q.enqueue({}, { key: "k", debounce: "1s", tx: { query: async () => ({ rows: [] }) } }), /not supported inside your transaction/],
+      // Debounce sets the run time: one given beside it would be dropped, so it is refused.
+      [q.enqueue({}, { key: "k", debounce: "30s", runAt: T0 + 60_000 }), /debounce sets the run time \(runAt given too\)/],
+      [q.enqueue({}, { key: "k", debounce: "30s", delay: "1m" }), /debounce sets the run time \(delay given too\)/],
     ];
     for (const [attempt, message] of refusals) {
       await expect(attempt).rejects.toBeInstanceOf(InvalidInputError);
