@@ -1,3 +1,4 @@
+import { InvalidInputError } from "../core/errors.js";
 import type { Migration } from "./migrations/migration.js";
 import type { PgExecutor } from "../db/pg-executor.js";
 import type { SqliteExecutor } from "../db/sqlite-executor.js";
@@ -33,7 +34,7 @@ export async function migratePostgres(db: PgExecutor, schemaOption: string | und
     // Without an explicit schema, the tables go where the connection's search_path points
     // (a caller's own pool may point elsewhere than "public").
     const schema = schemaOption ?? (yield* tx.query<{ s: string | null }>(`SELECT current_schema() AS s`))[0]?.s;
-    if (!schema) throw new Error("tickwork: the connection's search_path names no existing schema; pass postgres({ schema })");
+    if (!schema) throw new InvalidInputError("postgres: the connection's search_path names no existing schema; pass postgres({ url, schema }) or point your pool's search_path at one");
     yield* tx.query(`SELECT pg_advisory_xact_lock(hashtext('tickwork_migrations:' || $1::text))`, [schema]);
     yield* tx.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
     yield* tx.query(

@@ -12,6 +12,7 @@ import { latestVersion } from "./migrations/migration.js";
 import { postgresMigrations } from "./migrations/postgres.js";
 import { classify, pgExecutor, type PostgresPool } from "./pg.js";
 import type { Store } from "./store.js";
+import { InvalidInputError, describe } from "../core/errors.js";
 
 export type { PostgresPool, PostgresPoolClient } from "./pg.js";
 
@@ -20,9 +21,9 @@ export interface PostgresOptions {
   url?: string;
   /** Your own pool; tickwork then uses it as configured (its search_path included) and never ends it. */
   pool?: PostgresPool;
-  /** Schema holding tickwork's tables (with `url` only); default: the connection's search_path (usually `public`). */
+  /** Schema holding tickwork's tables (with `url` only; any name up to 63 bytes, created if missing); default: the connection's search_path (usually `public`). */
   schema?: string;
-  /** Pool size when tickwork creates the pool; default 10. */
+  /** Pool size when tickwork creates the pool, 1 to 1000; default 10. */
   max?: number;
 }
 
@@ -31,14 +32,15 @@ export interface PostgresOptions {
  * enqueues `NOTIFY` and idle workers `LISTEN`, so nobody polls.
  */
 export function postgres(config: string | PostgresOptions): Store {
-  const options: PostgresOptions = typeof config === "string" ? { url: config } : config;
+  const options = checkOptions(config);
   const driver = requirePeer<typeof pg>("pg", "postgres() from tickwork/postgres");
 
   const connection: pg.PoolConfig = {
     connectionString: options.url,
     max: options.max ?? 10,
-    // search_path per connection, so one database can hold several isolated tickwork schemas.
-    options: options.schema ? `-c search_path=${quoteIdent(options.schema)}` : undefined,
+    // search_path per connection, so one database can hold several isolated tickwork schemas. The
+    // server splits this string at spaces unless a backslash escapes them (a schema may hold both).
+    options: options.schema ? `-c search_path=${quoteIdent(options.schema).replace(/[\\ ]/g, "\\$&")}` : undefined,
   };
   const ownsPool = !options.pool;
   const pool = options.pool ?? new driver.Pool(connection);
@@ -179,4 +181,34 @@ function describeTarget(options: PostgresOptions): string {
   } catch {
     return schema;
   }
+}
+
+/** PostgreSQL's longest identifier, in bytes (NAMEDATALEN - 1): a longer schema name would be cut short. */
+const MAX_SCHEMA_BYTES = 63;
+const OPTION_KEYS = new Set(["url", "pool", "schema", "max"]);
+
+/** The options, checked before any connection is made; a bad one is refused naming it. */
+function checkOptions(config: unknown): PostgresOptions {
+  const fail = (message: string): never => {
+    throw new InvalidInputError(`postgres: ${message}`);
+  };
+  if (typeof config === "string") {
+    if (config.trim() === "") fail("the connection string is empty");
+    return { url: config };
+  }
+  if (config === null || typeof config !== "object" || Array.isArray(config)) return fail(`expected a connection string or { url | pool, schema?, max? }, got ${describe(config)}`);
+  const options = config as Record<string, unknown>;
+  for (const key of Object.keys(options)) if (!OPTION_KEYS.has(key)) fail(`unknown option "${key}" (expected url, pool, schema, max)`);
+  const { url, pool, schema, max } = options;
+  if (url !== undefined && (typeof url !== "string" || url.trim() === "")) fail(`url must be a connection string, got ${describe(url)}`);
+  if (pool !== undefined && (pool === null || typeof pool !== "object" || typeof (pool as { query?: unknown }).query !== "function")) fail(`pool must be a pg Pool, got ${describe(pool)}`);
+  if (url !== undefined && pool !== undefined) fail("give url or pool, not both");
+  if (schema !== undefined) {
+    if (pool !== undefined) fail("schema goes with url: your own pool keeps the search_path it was configured with");
+    if (typeof schema !== "string" || schema === "" || schema.includes("\0")) fail(`schema must be a schema's name, got ${describe(schema)}`);
+    const bytes = new TextEncoder().encode(schema as string).length;
+    if (bytes > MAX_SCHEMA_BYTES) fail(`schema must be at most ${MAX_SCHEMA_BYTES} bytes (PostgreSQL's longest name), got ${bytes}`);
+  }
+  if (max !== undefined && (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 1_000)) fail(`max must be an integer from 1 to 1000, got ${describe(max)}`);
+  return options as PostgresOptions;
 }
