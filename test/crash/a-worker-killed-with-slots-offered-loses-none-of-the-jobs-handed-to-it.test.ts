@@ -45,5 +45,6 @@ describe("a worker killed with slots offered (PostgreSQL)", () => {
     const executions = await s.db.executions();
     expect(executions.map((e) => e.jobId).sort()).toEqual(jobs.map((j) => j.id).sort());
     expect(new Set(executions.map((e) => e.pid))).toEqual(new Set([rescuer.pid]));
-  });
+    // Past the deadlines above (the offer's 20 s, the run's, two spawns) with room for the setup.
+  }, 20_000 + LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS + 2 * 30_000 + 30_000);
 });

@@ -70,7 +70,8 @@ describe.each(["postgres", "sqlite"] as const)("a caller awaits a result compute
     const error = await tw.jobs.wait(failing.id, { timeout: "20s" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(JobFailedError);
     expect((error as JobFailedError).message).toContain("quote 1 refused");
-  });
+    // The two waits' 20 s each and a spawn's 30 s: the test's bound must not cut them short.
+  }, 2 * 20_000 + 30_000 + 30_000);
 
   it("a wait outlives a worker SIGKILLed mid-job: another worker takes the job over and the caller gets its result", async () => {
     const { tw, spawn } = await setup(kind);
@@ -85,7 +86,8 @@ describe.each(["postgres", "sqlite"] as const)("a caller awaits a result compute
     await heir.ready;
 
     await expect(waited).resolves.toEqual({ quote: 100, pid: heir.pid });
-  });
+    // The wait's 30 s and two spawns: the test's bound must not cut the wait short.
+  }, 30_000 + 2 * 30_000 + 30_000);
 });
 
 describe("on PostgreSQL, a wait is told by LISTEN/NOTIFY and does not poll", () => {
@@ -99,5 +101,5 @@ describe("on PostgreSQL, a wait is told by LISTEN/NOTIFY and does not poll", () 
     // One read when the wait starts is watch(); then one per notification: the first progress write,
     // maybe a throttled one, the last one, the end. A 100 ms poll would have read about 20 times.
     expect(gets() - before).toBeLessThanOrEqual(5);
-  });
+  }, 20_000 + 30_000 + 30_000);
 });

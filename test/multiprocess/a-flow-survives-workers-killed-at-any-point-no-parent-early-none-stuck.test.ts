@@ -79,5 +79,7 @@ describe.each(["postgres", "sqlite"] as const)("a flow across processes whose wo
       expect(run.at).toBeGreaterThanOrEqual(Number(last!.at));
     }
     expect(await childCount()).toBe(CHILDREN);
-  });
+    // Past every deadline above (three slices and the root at 60 s each, four spawns at 30 s each):
+    // the test's own bound must not end it before its conditions have had their time on a loaded host.
+  }, 4 * 60_000 + 4 * 30_000 + 30_000);
 });

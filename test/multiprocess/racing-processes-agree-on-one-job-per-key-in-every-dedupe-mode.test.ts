@@ -52,5 +52,6 @@ describe.each(["postgres", "sqlite"] as const)("racing processes agree on one jo
       const seen = new Set(done.flatMap((line) => (line.ids as Record<string, string[]>)[key]!));
       expect([...seen], key).toEqual([String(rows[0]!.id)]);
     }
-  });
+    // Past the spawns' 30 s and the race's 60 s: the test's bound must not cut them short.
+  }, 30_000 + 60_000 + 30_000);
 });
