@@ -40,6 +40,11 @@ export interface TeneroRequest {
   at: number;
   /** A 429 from `refuseNext`, not from the budget. */
   injected?: true;
+  /**
+   * When the caller sent it, where it says so in an `x-sent-at` header (epoch ms): a test tells a
+   * request already on its way when something happened from one sent after it.
+   */
+  sentAt?: number;
 }
 
 export interface FakeTenero {
@@ -147,7 +152,9 @@ export async function startFakeTenero(options: FakeTeneroOptions = {}): Promise<
     const client = apiKey ? `key:${apiKey}` : (req.socket.remoteAddress ?? DEFAULT_CLIENT);
     const b = budget(client, at);
     const caller = header(req, "user-agent") ?? null;
-    const record = (status: number, injected?: true) => requests.push({ token, client, caller, status, at, ...(injected ? { injected } : {}) });
+    const sent = Number(header(req, "x-sent-at"));
+    const record = (status: number, injected?: true) =>
+      requests.push({ token, client, caller, status, at, ...(injected ? { injected } : {}), ...(Number.isFinite(sent) && sent > 0 ? { sentAt: sent } : {}) });
 
     if (refusals.left > 0) {
       refusals = { ...refusals, left: refusals.left - 1 };

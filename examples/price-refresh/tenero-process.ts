@@ -40,6 +40,16 @@ process.on("disconnect", () => process.exit(1));
 
 const config = JSON.parse(process.argv[2] ?? "") as TeneroProcessConfig;
 const print = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+// Every request says when it left, which is the moment the shared limiter let it go (the HTTP client
+// calls fetch right after it takes a token): the test tells a request already on its way when the
+// budget was paused from one sent after the pause.
+const sendingFetch = globalThis.fetch;
+globalThis.fetch = (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+  const headers = new Headers(init?.headers);
+  headers.set("x-sent-at", String(Date.now()));
+  return sendingFetch(input, { ...init, headers });
+};
 /** The events the test reads; a job's own lifecycle events would flood the pipe. */
 const printed = /^(limiter\.|http\.|task\.|fixture\.)/;
 const logger = (event: LogEvent) => {
