@@ -162,9 +162,15 @@ describe.each(databases)("account-extremes with 5,000 tracked accounts on $name"
       const midnightAt = at("2026-03-02T00:00:00");
       expect(kindsSeen(midnightAt, midnightAt + 1_000)).toEqual(new Set(["daily"]));
       expect(kindsSeen(midnightAt + 1_000, midnightAt + 2_000)).toEqual(new Set(["hourly"]));
+      // About 10% of the daily calls draw a 500. Under load some never reach the receiver at all (the
+      // connection fails), so what waits for a retry is every daily call the receiver did not answer
+      // with a success: not a share of 5,000 fixed in advance.
+      const dailyFirstTries = w.receiver.requests.filter((r) => r.key.startsWith("daily:") && r.attempt === 1);
+      const answered = (reply: string) => new Set(dailyFirstTries.filter((r) => r.reply === reply).map((r) => r.key)).size;
+      expect(answered("error")).toBeGreaterThan(400);
+      expect(answered("error")).toBeLessThan(600);
       const failedDaily = (await w.app.daily.status()).retrying;
-      expect(failedDaily).toBeGreaterThan(400);
-      expect(failedDaily).toBeLessThan(600);
+      expect(failedDaily).toBe(5_000 - answered("ok"));
 
       // The first retries, a minute after each failure.
       const firstRetries = await drive(w, at("2026-03-02T00:05:00") - 1);

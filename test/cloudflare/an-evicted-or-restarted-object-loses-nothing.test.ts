@@ -60,13 +60,19 @@ describe("a new instance of the object on the same storage loses nothing that mu
     await expectSurvived(saved.call, saved, gone);
     // Two instances, two engines: the second announced itself (and its sink) again. Log entries reach
     // the log service a moment after they are written, later still on a loaded machine.
+    // On a miss the failure names what the log service did hold, to tell a late entry from a lost one.
+    let seen: string[] = [];
     const started = await eventually(async () => {
-      const entries = (await objects!.logs("operated", "Operated:evicted")).filter((e) => e.message === "engine.started");
+      const logged = await objects!.logs("operated", "Operated:evicted");
+      seen = logged.map((e) => `${e.message}@${String(e.context.instanceId)}`);
+      const entries = logged.filter((e) => e.message === "engine.started");
       return entries.length >= 2 && entries;
-    }, "the new instance's engine.started", 20_000);
+    }, "the new instance's engine.started", 60_000).catch((error: unknown) => {
+      throw new Error(`${String(error)}; the log service held: ${seen.join(", ")}`);
+    });
     expect(started).toHaveLength(2);
     expect(started[1]!.context.instanceId).not.toBe(started[0]!.context.instanceId);
-  });
+  }, 150_000);
 
   it("after workerd itself restarts on the same storage directory, a new process's instance finds everything", async () => {
     await objects?.dispose();
@@ -76,5 +82,5 @@ describe("a new instance of the object on the same storage loses nothing that mu
     const gone = Date.now();
     objects = await startObjects({ persist: dir });
     await expectSurvived((method, ...args) => objects!.call("OPERATED", "restarted", method, ...args), saved, gone);
-  });
+  }, 90_000);
 });
