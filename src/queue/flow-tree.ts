@@ -73,15 +73,27 @@ export interface FlowEffects {
 }
 
 /**
- * Counts ended children in their parents, and a parent failed by a child in its own parent, up the
- * tree, inside the caller's transaction.
+ * Locks some parents' rows, whatever their status, in id order (PostgreSQL). A count of ended
+ * children that found its parent failed and passed it by would otherwise miss a retry reopening that
+ * parent at the same moment: the retry reads the child as unfinished (its end not yet committed) and
+ * the parent would wait for it for ever. Locked first, one of the two waits for the other.
  */
-export function* propagate(tx: SqlTx, ended: readonly EndedChild[], now: number): Generator<SqlStatement, FlowEffects, unknown> {
+export function* lockParents(tx: SqlTx, parents: readonly string[]): Generator<SqlStatement, void, unknown> {
+  yield* tx.query(`SELECT id FROM tickwork_jobs WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`, [parents]);
+}
+
+/**
+ * Counts ended children in their parents, and a parent failed by a child in its own parent, up the
+ * tree, inside the caller's transaction. `lock`: lock each level's parents first (see lockParents).
+ */
+export function* propagate(tx: SqlTx, ended: readonly EndedChild[], now: number, lock = false): Generator<SqlStatement, FlowEffects, unknown> {
   const effects: FlowEffects = { woke: [], failedWaited: [] };
   let level = ended;
   while (level.length) {
     const next: EndedChild[] = [];
-    for (const count of byParent(level)) {
+    const counts = byParent(level);
+    if (lock) yield* lockParents(tx, counts.map((c) => c.parent));
+    for (const count of counts) {
       const [row] = yield* tx.query<CountedParent>(COUNT_ENDED_CHILDREN, [count.ended, count.failed, now, count.error, Number(count.parent)]);
       if (!row) continue;
       if (row.status === "failed") {

@@ -118,7 +118,11 @@ export class Jobs {
     return this.deps.store.countByStatus({ queues: queue === undefined ? undefined : [queue] });
   }
 
-  /** A failed or cancelled job runs again, with a fresh set of attempts; its last error is kept. */
+  /**
+   * A failed or cancelled job runs again, with a fresh set of attempts; its last error is kept. In a
+   * flow a retried child reopens its parent's wait; a child of a running parent, and a parent that
+   * fails with a child that has failed, are refused (JobStateError).
+   */
   async retry(given: string): Promise<Job> {
     const id = checkId(given, "jobs.retry: id");
     const job = await this.deps.store.retry({ id, now: this.deps.now() });

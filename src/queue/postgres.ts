@@ -5,6 +5,8 @@ import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
 import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, newJob, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
 import { endedChild, propagate, type EndedChild, type FlowEffects } from "./flow-tree.js";
+import { retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
+import { JobStateError } from "./errors.js";
 import { runBody, sqlTx } from "../db/sql-db.js";
 import { PostgresSlotOffers } from "./postgres-offers.js";
 import type { HandedJobs, InsertClaim, InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob, SettleResult, SlotOffers } from "./store.js";
@@ -236,6 +238,18 @@ const KEEP_LAST_ATTEMPT = `history = CASE WHEN j.started_at IS NULL THEN j.histo
   "CASE WHEN j.status = 'failed' THEN j.last_error END",
 )} END`;
 
+/** What a retry sets: pending with a fresh set of attempts from $2 (now), the last attempt kept. */
+const RETRY_SET = `status = 'pending', attempts = 0, run_at = $2, started_at = NULL, finished_at = NULL, ${KEEP_LAST_ATTEMPT}`;
+
+/** Failed or cancelled jobs ($1, their ids) back to pending at $2, unless a live job holds their key. */
+const RETRY: RetryStatement = {
+  sql: `UPDATE tickwork_jobs j SET ${RETRY_SET}
+        WHERE j.id = ANY($1::bigint[]) AND j.status IN ('failed', 'cancelled') AND ${KEY_FREE}
+        RETURNING j.id::text AS id, j.queue, j.parent_id::text AS parent_id, j.children_total`,
+  ids: (ids) => ids,
+  lock: true,
+};
+
 /**
  * Outcomes of every kind, by `o.kind`: succeeded, failed (for good), retried (a failure with a retry at
  * o.run_at), released (a shutdown's, a pause's or a lapsed lease's: the attempt not counted, its place
@@ -380,7 +394,7 @@ const INSERT_FLOW_NODES_TRACED = insertFlowNodes(true);
 /** Counts ended flow children in their parents (see propagate) on the caller's transaction; nothing to do costs nothing. */
 function countInParents(query: PgExecutor["query"], ended: EndedChild[], now: number): Promise<FlowEffects> {
   if (ended.length === 0) return Promise.resolve({ woke: [], failedWaited: [] });
-  return runBody(propagate(sqlTx(MAX_FLOW_PARAMS), ended, now), (statement) => query(statement.sql, statement.params));
+  return runBody(propagate(sqlTx(MAX_FLOW_PARAMS), ended, now, true), (statement) => query(statement.sql, statement.params));
 }
 
 /** Rounds of an insert whose key's holder keeps ending before it is read: a race lost this often is no race. */
@@ -734,23 +748,38 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
   }
 
   async retry({ id, now }: { id: string; now: number }): Promise<Job | null> {
-    const [row] = await this.db.query<JobRow>(
-      `UPDATE tickwork_jobs j SET status = 'pending', attempts = 0, run_at = $2, started_at = NULL, finished_at = NULL, ${KEEP_LAST_ATTEMPT}
-       WHERE j.id = $1 AND j.status IN ('failed', 'cancelled') AND ${KEY_FREE} RETURNING j.*`,
-      [id, now],
-    );
+    const row = await this.db.transaction(function* (tx) {
+      if ((yield* retryInFlow(tx, RETRY, [id], now)).length === 0) return undefined;
+      const [row] = yield* tx.query<JobRow>(`SELECT * FROM tickwork_jobs WHERE id = $1`, [id]);
+      return row;
+    });
     if (row) await this.notify([row.queue]);
     return row ? toJob(row, false) : null;
   }
 
   async retryFailed({ queue, now }: { queue: string; now: number }): Promise<number> {
-    const rows = await this.db.query<{ id: string }>(
-      `UPDATE tickwork_jobs j SET status = 'pending', attempts = 0, run_at = $2, started_at = NULL, finished_at = NULL, ${KEEP_LAST_ATTEMPT}
-       WHERE j.queue = $1 AND j.status = 'failed' AND ${KEY_FREE} RETURNING j.id`,
+    // Jobs outside any flow in one statement; a flow's, a parent's children at a time, each in its own
+    // transaction: one refused (see retryInFlow) leaves the others retried.
+    const [plain] = await this.db.query<{ n: number }>(
+      `WITH r AS (UPDATE tickwork_jobs j SET ${RETRY_SET}
+         WHERE j.queue = $1 AND j.status = 'failed' AND j.parent_id IS NULL AND j.children_total = 0 AND ${KEY_FREE} RETURNING 1)
+       SELECT count(*)::int AS n FROM r`,
       [queue, now],
     );
-    if (rows.length) await this.notify([queue]);
-    return rows.length;
+    const inFlows = await this.db.query<{ id: string; parent_id: string | null }>(
+      `SELECT id::text AS id, parent_id::text AS parent_id FROM tickwork_jobs WHERE queue = $1 AND status = 'failed' AND (parent_id IS NOT NULL OR children_total > 0)`,
+      [queue],
+    );
+    let retried = plain?.n ?? 0;
+    for (const ids of retryGroups(inFlows)) {
+      try {
+        retried += (await this.db.transaction((tx) => retryInFlow(tx, RETRY, ids, now))).length;
+      } catch (error) {
+        if (!(error instanceof JobStateError)) throw error;
+      }
+    }
+    if (retried) await this.notify([queue]);
+    return retried;
   }
 
   async cancel({ id, now }: { id: string; now: number }): Promise<Job | null> {
@@ -761,7 +790,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
         [id, now],
       );
       // A cancelled child is a child that will not succeed: its parent counts it as failed.
-      const effects = row?.parent_id != null ? yield* propagate(tx, [{ parent: String(row.parent_id), child: id, failed: true, error: "cancelled" }], now) : { woke: [], failedWaited: [] };
+      const effects = row?.parent_id != null ? yield* propagate(tx, [{ parent: String(row.parent_id), child: id, failed: true, error: "cancelled" }], now, true) : { woke: [], failedWaited: [] };
       return { row, effects };
     });
     await this.notify(effects.woke);
@@ -784,7 +813,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
         [queue, now],
       );
       const ended = row!.children.map((child, i) => ({ parent: row!.parents[i]!, child, failed: true, error: "cancelled" }));
-      const effects: FlowEffects = ended.length ? yield* propagate(tx, ended, now) : { woke: [], failedWaited: [] };
+      const effects: FlowEffects = ended.length ? yield* propagate(tx, ended, now, true) : { woke: [], failedWaited: [] };
       return { cancelled: row!.cancelled, waited: row!.waited, effects };
     });
     await this.notify(effects.woke);

@@ -1,4 +1,5 @@
 import { InvalidInputError } from "../core/errors.js";
+import { JobStateError } from "./errors.js";
 import { runBodySync, sqlTx, sqliteDollarRunner, type SqlDb, type SqlTx } from "../db/sql-db.js";
 import type { SqliteExecutor } from "../db/sqlite-executor.js";
 import { FlowSql } from "./flow-sql.js";
@@ -6,6 +7,7 @@ import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
 import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
 import { endedChild, propagate, type EndedChild } from "./flow-tree.js";
+import { retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
 import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "./job.js";
 import { inlinePayload, jobColumns, payloadWrite } from "./payloads.js";
@@ -46,6 +48,18 @@ const KEEP_LAST_ATTEMPT = `history = CASE WHEN started_at IS NULL THEN history E
   `CASE WHEN status = 'cancelled' THEN 'cancelled' WHEN last_error = '${LEASE_EXPIRED_ERROR}' THEN 'lease_expired' ELSE 'failed' END`,
   "CASE WHEN status = 'failed' THEN last_error END",
 )} END`;
+
+/** What a retry sets: pending with a fresh set of attempts from ? (now), the last attempt kept. */
+const RETRY_SET = `status = 'pending', attempts = 0, run_at = ?, started_at = NULL, finished_at = NULL, ${KEEP_LAST_ATTEMPT}`;
+
+/** Failed or cancelled jobs ($1, a JSON array of ids) back to pending at $2, unless a live job holds their key. */
+const RETRY: RetryStatement = {
+  sql: `UPDATE tickwork_jobs SET ${RETRY_SET.replace("?", "$2")}
+        WHERE id IN (SELECT value FROM json_each($1)) AND status IN ('failed', 'cancelled') AND ${KEY_FREE}
+        RETURNING id, queue, parent_id, children_total`,
+  ids: (ids) => JSON.stringify(ids.map(Number)),
+  lock: false,
+};
 
 /** Each priority a queue's pending jobs have (the queue bound twice), stepped to one index probe at a time. */
 const PENDING_PRIORITIES = `
@@ -360,20 +374,38 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
   }
 
   async retry({ id, now }: { id: string; now: number }): Promise<Job | null> {
-    const row = this.db.all<JobRow>(
-      `UPDATE tickwork_jobs SET status = 'pending', attempts = 0, run_at = ?, started_at = NULL, finished_at = NULL, ${KEEP_LAST_ATTEMPT}
-       WHERE id = ? AND status IN ('failed', 'cancelled') AND ${KEY_FREE} RETURNING ${RETURNED_JOB}`,
-      [now, Number(id)],
-    )[0];
-    return row ? toJob(row, true) : null;
+    return this.db.transaction(() => {
+      if (this.retryInFlow([id], now).length === 0) return null;
+      const row = this.db.all<JobRow>(`SELECT ${JOB} FROM tickwork_jobs WHERE id = ?`, [Number(id)])[0];
+      return row ? toJob(row, true) : null;
+    });
   }
 
   async retryFailed({ queue, now }: { queue: string; now: number }): Promise<number> {
-    return this.db.run(
-      `UPDATE tickwork_jobs SET status = 'pending', attempts = 0, run_at = ?, started_at = NULL, finished_at = NULL, ${KEEP_LAST_ATTEMPT}
-       WHERE queue = ? AND status = 'failed' AND ${FINISHED} AND ${KEY_FREE}`,
+    // Jobs outside any flow in one statement; a flow's, a parent's children at a time, each in its own
+    // transaction: one refused (see retryInFlow) leaves the others retried.
+    const plain = this.db.run(
+      `UPDATE tickwork_jobs SET ${RETRY_SET}
+       WHERE queue = ? AND status = 'failed' AND parent_id IS NULL AND children_total = 0 AND ${KEY_FREE}`,
       [now, queue],
     );
+    const inFlows = this.db.all<{ id: number; parent_id: number | null }>(
+      `SELECT id, parent_id FROM tickwork_jobs WHERE queue = ? AND status = 'failed' AND (parent_id IS NOT NULL OR children_total > 0)`,
+      [queue],
+    );
+    let retried = plain;
+    for (const ids of retryGroups(inFlows)) {
+      try {
+        retried += this.db.transaction(() => this.retryInFlow(ids, now).length);
+      } catch (error) {
+        if (!(error instanceof JobStateError)) throw error;
+      }
+    }
+    return retried;
+  }
+
+  private retryInFlow(ids: readonly string[], now: number): string[] {
+    return runBodySync(retryInFlow(this.tx, RETRY, ids, now), (s) => this.dollar(s.sql, s.params));
   }
 
   async cancel({ id, now }: { id: string; now: number }): Promise<Job | null> {

@@ -22,6 +22,11 @@ export interface Engine {
   named(event: string): LogEvent[];
 }
 
+/** Ticks until a tick runs nothing (a flow's levels run one tick after another), at most `rounds` times. */
+export async function runUntilIdle(tw: Tickwork, rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) if ((await tw.tick()).ran === 0) return;
+}
+
 export type EngineOptions = Omit<TickworkOptions, "store" | "clock" | "logger" | "handleSignals">;
 
 /**

@@ -1,5 +1,6 @@
 import { inject } from "vitest";
 import { InvalidInputError, TickworkError } from "../../../src/core/errors.js";
+import { JobStateError } from "../../../src/queue/errors.js";
 import type { Store } from "../../../src/store/store.js";
 import type { StoreAnswer, StoreRequest } from "../fixtures/store-host.js";
 
@@ -61,6 +62,7 @@ async function sendTo(objectName: string, call: StoreRequest): Promise<unknown> 
 /** An error from the object, as the caller would have had it from a local store. */
 function rebuilt(error: { name: string; message: string; code?: string }): Error {
   if (error.name === "InvalidInputError") return new InvalidInputError(error.message, error.code);
+  if (error.name === "JobStateError") return new JobStateError(error.message);
   if (error.code) return Object.assign(new TickworkError(error.code, error.message), { name: error.name });
   return Object.assign(new Error(error.message), { name: error.name });
 }

@@ -3,7 +3,7 @@ import { InvalidInputError } from "../../../src/core/errors.js";
 import { PermanentJobError, UnknownQueueError } from "../../../src/queue/errors.js";
 import type { ChildResult, Job } from "../../../src/queue/job.js";
 import { allStoreCases } from "../../support/stores.js";
-import { engineFor, type Engine } from "../../support/queue-fixtures.js";
+import { engineFor, runUntilIdle, type Engine } from "../../support/queue-fixtures.js";
 
 /** Queues `fetch` (returns its payload's n × 10; fails for good on `fail`) and `report` (records what it read of its children). */
 function flowQueues({ tw }: Engine) {
@@ -25,10 +25,6 @@ function flowQueues({ tw }: Engine) {
     },
   });
   return { fetch, report, reports, ran };
-}
-
-async function runUntilIdle(tw: Engine["tw"]) {
-  for (let i = 0; i < 10; i++) if ((await tw.tick()).ran === 0) return;
 }
 
 describe.each(allStoreCases())("a flow's parent runs once its children ended, and a batch completes once ($name)", (storeCase) => {

@@ -2,11 +2,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidInputError } from "../../../src/core/errors.js";
 import { PermanentJobError } from "../../../src/queue/errors.js";
 import { allStoreCases } from "../../support/stores.js";
-import { engineFor, type Engine } from "../../support/queue-fixtures.js";
-
-async function runUntilIdle(tw: Engine["tw"]) {
-  for (let i = 0; i < 10; i++) if ((await tw.tick()).ran === 0) return;
-}
+import { engineFor, runUntilIdle } from "../../support/queue-fixtures.js";
 
 describe.each(allStoreCases())("the jobs API lists a flow parent's direct children ($name)", (storeCase) => {
   const engine = engineFor(storeCase);
