@@ -1,2 +1,2 @@
 // Hono middleware for tickwork: `idempotencyKey` (the Idempotency-Key header). Runs in Node and workerd.
-export { idempotencyKey, type IdempotencyKeyOptions } from "./idempotency/hono.js";
+export { idempotencyKey, type IdempotencyKeyOptions, type IdempotencyVariables } from "./idempotency/hono.js";

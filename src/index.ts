@@ -13,6 +13,7 @@ export {
   InvalidInputError,
   InvalidDurationError,
   InvalidPayloadError,
+  PayloadTooLargeError,
   StoreUnavailableError,
   RetryAfterError,
   CallTimeoutError,

@@ -113,6 +113,11 @@ function loneSurrogateAt(text: string): number {
  */
 export const MAX_JSON_DEPTH = 1_000;
 
+/** A queue's default maxPayloadBytes: the largest job payload, as UTF-8 JSON, it takes unless told otherwise. */
+export const DEFAULT_PAYLOAD_BYTES = 1024 * 1024;
+/** The most any queue's maxPayloadBytes may be, on a store that sets no lower ceiling. */
+export const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
+
 /** A surrogate code unit without its partner (matched code unit by code unit: no `u` flag). */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 

@@ -35,6 +35,16 @@ export class InvalidPayloadError extends InvalidInputError {
 }
 
 /**
+ * A job's payload is larger, as UTF-8 JSON, than its queue's `maxPayloadBytes` (`TW_PAYLOAD_TOO_LARGE`):
+ * refused before anything is written.
+ */
+export class PayloadTooLargeError extends InvalidInputError {
+  constructor(where: string, readonly bytes: number, readonly limit: number, queue: string) {
+    super(`${where} is ${bytes} bytes as JSON, over queue "${queue}"'s maxPayloadBytes of ${limit}: keep large data elsewhere and enqueue a reference`, "TW_PAYLOAD_TOO_LARGE");
+  }
+}
+
+/**
  * The store could not be reached or failed below the level of any one job or task.
  * This is the only kind of failure that escapes `tick()`: runtimes retry it (the Durable Object
  * alarm's own retry, the Node runtime's reconnect loop).

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { textProblem } from "../core/bounds.js";
 import { InvalidInputError } from "../core/errors.js";
 import { DuplicateRequestError, IdempotencyClaimLostError, IdempotencyKeyReuseError } from "./errors.js";
+import type { IdempotencyContext } from "./context.js";
 import type { Idempotency } from "./idempotency.js";
 import { MAX_KEY_LENGTH } from "./input.js";
 
@@ -17,6 +18,16 @@ export interface IdempotencyKeyOptions {
   methods?: string[];
   /** Response headers kept for replays besides the defaults (content-type, location, etag...). */
   replayHeaders?: string[];
+}
+
+/**
+ * What the middleware sets on the context for the handler it runs: `c.get("idempotency").signal`,
+ * aborted (with an IdempotencyClaimLostError) once this execution is known to have lost its claim;
+ * on a request without the header it never aborts.
+ * Type the app with it: `new Hono<{ Variables: IdempotencyVariables }>()`.
+ */
+export interface IdempotencyVariables {
+  idempotency: IdempotencyContext;
 }
 
 const HEADER = "Idempotency-Key";
@@ -42,7 +53,7 @@ class ServerFailure extends Error {}
  * `staleAfter`) answers with the key's stored response, or 409 while that is not known. Errors are
  * `application/problem+json`.
  */
-export function idempotencyKey(options: IdempotencyKeyOptions): MiddlewareHandler {
+export function idempotencyKey(options: IdempotencyKeyOptions): MiddlewareHandler<{ Variables: IdempotencyVariables }> {
   const methods = new Set((options.methods ?? ["POST", "PUT", "PATCH", "DELETE"]).map((m) => m.toUpperCase()));
   const keep = [...DEFAULT_REPLAY_HEADERS, ...(options.replayHeaders ?? []).map((h) => h.toLowerCase())];
   return async (c, next) => {
@@ -50,6 +61,8 @@ export function idempotencyKey(options: IdempotencyKeyOptions): MiddlewareHandle
     const key = c.req.header(HEADER);
     if (key === undefined) {
       if (options.required) return problem(400, "idempotency-key-missing", "Idempotency-Key required", `This endpoint requires an ${HEADER} header.`);
+      // Nothing claimed, nothing to lose: a signal that never aborts, so handlers need not ask.
+      c.set("idempotency", { signal: new AbortController().signal });
       return next();
     }
     if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
@@ -62,8 +75,9 @@ export function idempotencyKey(options: IdempotencyKeyOptions): MiddlewareHandle
     const fingerprint = await digest(`${operation}\n${await c.req.raw.clone().text()}`);
     let executed = false;
     try {
-      const stored = await options.idempotency.run<StoredResponse>({ scope, key, operation, fingerprint }, async () => {
+      const stored = await options.idempotency.run<StoredResponse>({ scope, key, operation, fingerprint }, async (context) => {
         executed = true;
+        c.set("idempotency", context);
         await next();
         if (c.res.status >= 500) throw new ServerFailure();
         const body = await c.res.clone().text();

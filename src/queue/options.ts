@@ -1,14 +1,14 @@
 import { z } from "zod";
 import { exponential, type BackoffPolicy } from "../core/backoff.js";
-import { INT32_MAX, checkInstant, checkInt, checkText, preview } from "../core/bounds.js";
+import { DEFAULT_PAYLOAD_BYTES, INT32_MAX, MAX_PAYLOAD_BYTES, checkInstant, checkInt, checkText, preview } from "../core/bounds.js";
 import { toMs, type Duration } from "../core/duration.js";
-import { InvalidInputError, describe } from "../core/errors.js";
+import { InvalidInputError, PayloadTooLargeError, describe } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { BatchHandler, Job, JobHandler } from "./job.js";
 import type { ClaimLimits, JobFields, NewJobRow, SqlClient } from "./store.js";
 import type { KeyMode } from "./store.js";
 import { Limiter, bucketOf, burstWithinMax, rateFields, rateSchema } from "./limiter.js";
-import { checkJson, stringifyChecked } from "../core/json.js";
+import { checkJson, stringifyChecked, utf8Length } from "../core/json.js";
 import { instantOf } from "../core/time.js";
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
@@ -103,6 +103,13 @@ const queueOptionsSchema = z
      */
     maxResultBytes: z.number().int().min(1).max(MAX_RESULT_BYTES).default(64 * 1024),
     /**
+     * The largest payload a job of this queue may carry, as UTF-8 JSON (default 1 MiB; at most 64 MiB,
+     * and 1.5 MiB on a Durable Object, whose rows hold 2 MB). A larger one is refused before anything
+     * is written (PayloadTooLargeError, naming the payload and its size): keep large data elsewhere and
+     * enqueue a reference.
+     */
+    maxPayloadBytes: z.number().int().min(1).max(MAX_PAYLOAD_BYTES).default(DEFAULT_PAYLOAD_BYTES),
+    /**
      * Times a job may snooze (SnoozeError, ctx.snooze, an HTTP 429) before a further snooze fails its
      * attempt instead (SnoozeLimitError); 0 turns snoozing into plain failed attempts. Default 100.
      */
@@ -151,6 +158,7 @@ export interface QueueConfig {
   /** No batchSize was given: the worker grows its batch while it starves for jobs (see QueueWorker). */
   adaptiveBatch: boolean;
   maxResultBytes: number;
+  maxPayloadBytes: number;
   maxSnoozes: number;
   /** Jobs handed to the handler at once, and how long to wait to fill a batch; undefined: one job per call. */
   batch: { size: number; waitMs: number } | undefined;
@@ -179,6 +187,7 @@ export function parseQueueOptions(name: string, options: unknown): QueueConfig {
     batchSize: o.batchSize ?? 2 * o.concurrency * (o.batch?.size ?? 1),
     adaptiveBatch: o.batchSize === undefined,
     maxResultBytes: o.maxResultBytes,
+    maxPayloadBytes: o.maxPayloadBytes,
     maxSnoozes: o.maxSnoozes,
     batch: o.batch ? { size: o.batch.size, waitMs: o.batch.wait } : undefined,
   };
@@ -286,7 +295,19 @@ export interface EnqueueItem<P = unknown> extends Omit<EnqueueOptions, "tx"> {
  */
 export function toNewJobRow(queue: QueueConfig, payload: unknown, options: EnqueueOptions, now: number, where: string): NewJobRow {
   const fields = toJobFields(queue, payload, options, now, where);
-  return { ...fields, payload: stringifyChecked(payload, { where }) };
+  return { ...fields, payload: serialisePayload(queue, payload, () => where) };
+}
+
+/** A job's payload as the JSON text a store keeps, within its queue's maxPayloadBytes. */
+export function serialisePayload(queue: QueueConfig, payload: unknown, where: () => string): string {
+  const text = stringifyChecked(payload, () => ({ where: where() }));
+  // No character is more than 3 bytes of UTF-8 (a pair of surrogates, 2 characters, is 4): most
+  // payloads pass without being measured.
+  if (text.length * 3 > queue.maxPayloadBytes) {
+    const bytes = utf8Length(text);
+    if (bytes > queue.maxPayloadBytes) throw new PayloadTooLargeError(`${where()}: payload`, bytes, queue.maxPayloadBytes, queue.name);
+  }
+  return text;
 }
 
 /** toNewJobRow without the serialisation, for rows serialised later, a slice at a time (see Queue). */

@@ -1,10 +1,9 @@
 import { InvalidInputError, StoreUnavailableError, describe } from "../core/errors.js";
-import { stringifyChecked } from "../core/json.js";
 import type { Logger } from "../core/logger.js";
 import { SPAN_KIND, inSpan, messagingAttributes, traceContextOf, type SpanLike, type TracerLike } from "../core/tracing.js";
 import { InsertBatcher, type Written } from "./inserts.js";
 import type { EnqueuedJob, Job } from "./job.js";
-import { keyModeOf, toJobFields, toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
+import { keyModeOf, serialisePayload, toJobFields, toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
 import { newJob } from "./rows.js";
 import type { InsertResult, JobFields, KeyMode, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store.js";
 import type { JobWaits, WaitOptions } from "./waits.js";
@@ -157,7 +156,7 @@ export class Queue<P = unknown> {
           const slice: NewJobRow[] = [];
           for (let used = 0; at < rows.length && (slice.length === 0 || used < chars); at++) {
             const i = at;
-            const payload = stringifyChecked(items[i]!.payload, () => ({ where: where(i) }));
+            const payload = serialisePayload(this.config, items[i]!.payload, () => where(i));
             used += payload.length;
             const { key, group, priority, runAt, maxAttempts, maxAttemptsFromQueue } = rows[i]!;
             slice.push(traceContext ? { payload, key, group, priority, runAt, maxAttempts, maxAttemptsFromQueue, traceContext } : { payload, key, group, priority, runAt, maxAttempts, maxAttemptsFromQueue });

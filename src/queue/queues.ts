@@ -105,6 +105,10 @@ export class Queues {
   declare<P>(name: string, options: QueueOptions<P> | BatchQueueOptions<P>): Queue<P> {
     if (this.declared.has(name)) throw new InvalidInputError(`queue "${name}" is already declared`);
     const config = parseQueueOptions(name, options);
+    const ceiling = this.deps.store.maxPayloadBytes;
+    if (ceiling !== undefined && config.maxPayloadBytes > ceiling) {
+      throw new InvalidInputError(`queue "${name}": maxPayloadBytes ${config.maxPayloadBytes} is over this store's ceiling of ${ceiling} bytes`);
+    }
     const { store, clock, logger, instanceId, pollIntervalMs, tracer } = this.deps;
     const waits = this.waits;
     const worker = config.handler ? new QueueWorker(config, { store, clock, logger, instanceId, pollIntervalMs, waits, wake: (name) => this.wake(name), tracer }) : undefined;

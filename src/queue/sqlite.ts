@@ -105,6 +105,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
   constructor(
     private readonly db: SqliteExecutor,
     sql: SqlDb,
+    readonly maxPayloadBytes?: number,
   ) {
     const dialect = { postgres: false, payloadIsText: true };
     super(new FlowSql(sql, dialect), new KeyedSql(sql, dialect));
@@ -383,14 +384,15 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
 
   async retryFailed({ queue, now }: { queue: string; now: number }): Promise<number> {
     // Jobs outside any flow in one statement; a flow's, a parent's children at a time, each in its own
-    // transaction: one refused (see retryInFlow) leaves the others retried.
+    // transaction: one refused (see retryInFlow) leaves the others retried. FINISHED, implied by
+    // 'failed', lets SQLite read the finished rows' partial index.
     const plain = this.db.run(
       `UPDATE tickwork_jobs SET ${RETRY_SET}
-       WHERE queue = ? AND status = 'failed' AND parent_id IS NULL AND children_total = 0 AND ${KEY_FREE}`,
+       WHERE queue = ? AND status = 'failed' AND ${FINISHED} AND parent_id IS NULL AND children_total = 0 AND ${KEY_FREE}`,
       [now, queue],
     );
     const inFlows = this.db.all<{ id: number; parent_id: number | null }>(
-      `SELECT id, parent_id FROM tickwork_jobs WHERE queue = ? AND status = 'failed' AND (parent_id IS NOT NULL OR children_total > 0)`,
+      `SELECT id, parent_id FROM tickwork_jobs WHERE queue = ? AND status = 'failed' AND ${FINISHED} AND (parent_id IS NOT NULL OR children_total > 0)`,
       [queue],
     );
     let retried = plain;

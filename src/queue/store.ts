@@ -7,6 +7,8 @@ import type { ChildResult, Job, JobStatus } from "./job.js";
  * suite every implementation passes. All times are epoch milliseconds from the engine's clock.
  */
 export interface QueueStore {
+  /** The largest payload (UTF-8 JSON bytes) a queue on this store may be set to take; undefined: MAX_PAYLOAD_BYTES. */
+  readonly maxPayloadBytes?: number;
   /**
    * Inserts jobs in one round trip. A row whose key is held by a pending or running job of the same
    * queue is not inserted; its result carries the holder instead. With `claim`, the rows are written

@@ -21,6 +21,8 @@ export interface SqliteStoreOptions {
   cache?: CacheStore;
   /** Releases the database; default nothing. */
   close?: () => void;
+  /** The largest job payload a queue may be set to take (see QueueStore.maxPayloadBytes); default no ceiling but the library's own. */
+  maxPayloadBytes?: number;
 }
 
 /** A store on one SQLite connection, better-sqlite3's in Node or a Durable Object's: the same SQL, migrations and modules. */
@@ -28,7 +30,7 @@ export function sqliteStore(executor: SqliteExecutor, options: SqliteStoreOption
   const sql = sqliteSqlDb(executor, options.maxParams);
   return {
     name: options.name,
-    queue: new SqliteQueueStore(executor, sql),
+    queue: new SqliteQueueStore(executor, sql, options.maxPayloadBytes),
     schedule: new SqlScheduleStore(sql),
     cache: options.cache ?? new SqlCacheStore(sql),
     idempotency: new SqlIdempotencyStore(sql),

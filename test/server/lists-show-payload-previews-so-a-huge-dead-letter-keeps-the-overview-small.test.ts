@@ -4,10 +4,14 @@ import type { DeliveryItemView, DeliverySummary, JobAnswer, JobListItem, Overvie
 import { DETAIL_PAYLOAD_CHARS } from "../../src/server/api/jobs.js";
 import { allStoreCases } from "../support/stores.js";
 import { adminFor } from "./support/admin.js";
+import { DURABLE_OBJECT_MAX_PAYLOAD_BYTES } from "../../src/runtime/cloudflare/store.js";
 
 /** A payload whose JSON text is about 2 MB: a dashboard polling every 2 s must not carry it. */
 const HUGE = { report: "x".repeat(2_000_000) };
 const HUGE_TEXT = JSON.stringify(HUGE);
+/** A job payload of about 1.5 MB, within the largest bound a queue may set on a Durable Object. */
+const HUGE_JOB = { report: "x".repeat(1_500_000) };
+const HUGE_JOB_TEXT = JSON.stringify(HUGE_JOB);
 /** Generous for an overview of a few items: a hundredth of the huge payload. */
 const SMALL_ANSWER = 20_000;
 
@@ -71,28 +75,29 @@ describe.each(allStoreCases())("list answers preview payloads, item answers carr
     expect(retrying.body.items[0]).toMatchObject({ payloadChars: HUGE_TEXT.length, payloadTruncated: true, attempt: 2 });
   });
 
-  it("the job list previews a 2 MB payload; the job's own answer cuts it at 64 Ki characters; its payload route gives it whole", async () => {
+  it("the job list previews a 1.5 MB payload; the job's own answer cuts it at 64 Ki characters; its payload route gives it whole", async () => {
     const a = await admin();
-    const queue = a.tw.queue("reports");
-    const job = await queue.enqueue(HUGE);
+    // As large as a job payload may be on every store (a queue takes 1 MiB unless told otherwise).
+    const queue = a.tw.queue("reports", { maxPayloadBytes: DURABLE_OBJECT_MAX_PAYLOAD_BYTES });
+    const job = await queue.enqueue(HUGE_JOB);
     const small = await queue.enqueue({ n: 1 });
     const list = await a.get<{ jobs: JobListItem[] }>("/api/jobs?queue=reports");
     expect(list.text.length).toBeLessThan(SMALL_ANSWER);
     const [smallItem, hugeItem] = list.body.jobs;
     expect(hugeItem).not.toHaveProperty("payload");
-    expect(hugeItem).toMatchObject({ id: job.id, payloadPreview: HUGE_TEXT.slice(0, 200), payloadChars: HUGE_TEXT.length, payloadTruncated: true });
+    expect(hugeItem).toMatchObject({ id: job.id, payloadPreview: HUGE_JOB_TEXT.slice(0, 200), payloadChars: HUGE_JOB_TEXT.length, payloadTruncated: true });
     expect(smallItem).toMatchObject({ payloadPreview: '{"n":1}', payloadTruncated: false });
 
     const one = await a.get<JobAnswer>(`/api/jobs/${job.id}`);
     expect(one.status).toBe(200);
     expect(one.text.length).toBeLessThan(DETAIL_PAYLOAD_CHARS + SMALL_ANSWER);
     expect(one.body.job).not.toHaveProperty("payload");
-    expect(one.body.job).toMatchObject({ id: job.id, payloadTruncated: true, payloadChars: HUGE_TEXT.length, payloadPreview: HUGE_TEXT.slice(0, DETAIL_PAYLOAD_CHARS) });
+    expect(one.body.job).toMatchObject({ id: job.id, payloadTruncated: true, payloadChars: HUGE_JOB_TEXT.length, payloadPreview: HUGE_JOB_TEXT.slice(0, DETAIL_PAYLOAD_CHARS) });
 
     const whole = await a.get<unknown>(`/api/jobs/${job.id}/payload`);
     expect(whole.status).toBe(200);
     expect(whole.headers.get("content-type")).toBe("application/json; charset=utf-8");
-    expect(whole.body).toEqual(HUGE);
+    expect(whole.body).toEqual(HUGE_JOB);
 
     // A payload under the cut comes as the value itself, and its payload route gives the same.
     const smallOne = await a.get<JobAnswer>(`/api/jobs/${small.id}`);

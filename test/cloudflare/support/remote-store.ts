@@ -1,6 +1,8 @@
 import { inject } from "vitest";
 import { InvalidInputError, TickworkError } from "../../../src/core/errors.js";
 import { JobStateError } from "../../../src/queue/errors.js";
+import { SqliteQueueStore } from "../../../src/queue/sqlite.js";
+import { DURABLE_OBJECT_MAX_PAYLOAD_BYTES } from "../../../src/runtime/cloudflare/store.js";
 import type { Store } from "../../../src/store/store.js";
 import type { StoreAnswer, StoreRequest } from "../fixtures/store-host.js";
 
@@ -34,7 +36,13 @@ export function remoteStore(objectName: string): Store {
       {},
       {
         // Not a thenable: `await store.queue` must not become a store call.
-        get: (_target, method) => (typeof method !== "string" || method === "then" ? undefined : (params: unknown) => send({ op: "call", module, method, params })),
+        // The queue's payload ceiling is a property of the object's store, not an operation.
+        get: (_target, method) =>
+          module === "queue" && method === "maxPayloadBytes" ? DURABLE_OBJECT_MAX_PAYLOAD_BYTES
+          : typeof method !== "string" || method === "then" ? undefined
+          // An optional operation the object's queue store lacks (insertSliced) is absent here too.
+          : module === "queue" && !(method in SqliteQueueStore.prototype) ? undefined
+          : (params: unknown) => send({ op: "call", module, method, params }),
       },
     );
   const modules = Object.fromEntries(Object.keys(MODULES).map((m) => [m, forward(m as ModuleName)])) as Pick<Store, ModuleName>;

@@ -2,10 +2,12 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
-import { idempotencyKey } from "../../../src/hono.js";
+import { idempotencyKey, type IdempotencyVariables } from "../../../src/hono.js";
 import type { Tickwork } from "../../../src/tickwork.js";
 import { deferred, engineFor, type Deferred } from "../../support/queue-fixtures.js";
 import { allStoreCases } from "../../support/stores.js";
+import { eventually } from "../../support/real-time.js";
+import { IdempotencyClaimLostError } from "../../../src/idempotency/errors.js";
 
 /**
  * The `Idempotency-Key` middleware at its edges, in a real Hono app on 127.0.0.1 called with real
@@ -18,13 +20,17 @@ interface Api {
   url: string;
   calls: number;
   hold?: { entered: Deferred; gate: Deferred };
+  /** The signal each call's handler was given, in order. */
+  signals: AbortSignal[];
 }
 
-function createApp(tw: Tickwork, api: Api): Hono {
-  const app = new Hono();
+function createApp(tw: Tickwork, api: Api): Hono<{ Variables: IdempotencyVariables }> {
+  const app = new Hono<{ Variables: IdempotencyVariables }>();
   app.use("/api/*", idempotencyKey({ idempotency: tw.idempotency, required: true, scope: (c) => c.req.header("x-account") ?? "acct-1" }));
-  app.post("/api/*", async (c) => {
+  app.use("/open/*", idempotencyKey({ idempotency: tw.idempotency }));
+  app.post("/*", async (c) => {
     const n = ++api.calls;
+    api.signals.push(c.get("idempotency").signal);
     if (api.hold) {
       api.hold.entered.resolve();
       await api.hold.gate.promise;
@@ -37,7 +43,7 @@ function createApp(tw: Tickwork, api: Api): Hono {
   return app;
 }
 
-async function listen(app: Hono): Promise<{ url: string; close(): Promise<void> }> {
+async function listen(app: Hono<{ Variables: IdempotencyVariables }>): Promise<{ url: string; close(): Promise<void> }> {
   let server!: ReturnType<typeof serve>;
   const port = await new Promise<number>((resolve) => {
     server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", overrideGlobalObjects: false }, (info: AddressInfo) => resolve(info.port));
@@ -62,7 +68,7 @@ describe.each(allStoreCases())("the Idempotency-Key middleware at its edges ($na
 
   async function start() {
     const e = await engine();
-    const api: Api = { url: "", calls: 0 };
+    const api: Api = { url: "", calls: 0, signals: [] };
     const server = await listen(createApp(e.tw, api));
     close = server.close;
     api.url = server.url;
@@ -127,6 +133,32 @@ describe.each(allStoreCases())("the Idempotency-Key middleware at its edges ($na
     const again = await post("/api/orders", "k-lost");
     expect([again.status, await again.json()]).toEqual([201, { orderId: "o-other" }]);
     expect(api.calls).toBe(1);
+  });
+
+  it(`hands the handler the claim's signal as c.get("idempotency").signal, aborted when a renewal finds the claim taken over`, async () => {
+    const { tw, clock, api, post } = await start();
+    api.hold = { entered: deferred(), gate: deferred() };
+    const losing = post("/api/orders", "k-signal");
+    await api.hold.entered.promise;
+    const [signal] = api.signals;
+    expect(signal!.aborted).toBe(false);
+    const ref = { scope: "acct-1", key: "k-signal", operation: "POST /api/orders" };
+    const claimed = await tw.store.idempotency.find(ref);
+    expect(await tw.store.idempotency.reclaim({ ...ref, expectedClaimId: claimed!.claimId, claimId: "other-server", fingerprint: claimed!.fingerprint, now: clock.now() })).toBe(true);
+
+    // The next renewal (a quarter of staleAfter on) finds the key taken over and aborts the signal
+    // while the handler still runs.
+    await clock.advance("10m");
+    await eventually(() => signal!.aborted, "the handler's signal aborted");
+    expect(signal!.reason).toBeInstanceOf(IdempotencyClaimLostError);
+    api.hold.gate.resolve();
+    expect((await losing).status).toBe(409);
+
+    // A request without the header runs unkeyed, with a signal that never aborts.
+    api.hold = undefined;
+    const unkeyed = await fetch(`${api.url}/open/orders`, { method: "POST", body: "{}" });
+    expect(unkeyed.status).toBe(201);
+    expect(api.signals[1]!.aborted).toBe(false);
   });
 
   it("answers 409 with Retry-After when the execution that took the key over has not finished", async () => {
