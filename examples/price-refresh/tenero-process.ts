@@ -41,8 +41,8 @@ process.on("disconnect", () => process.exit(1));
 const config = JSON.parse(process.argv[2] ?? "") as TeneroProcessConfig;
 const print = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
-// Every request says when it left, which is the moment the shared limiter let it go (the HTTP client
-// calls fetch right after it takes a token): the test tells a request already on its way when the
+// Every request says when it left, a moment after the shared limiter let it go (the HTTP client
+// calls fetch once it has taken a token): the test tells a request already on its way when the
 // budget was paused from one sent after the pause.
 const sendingFetch = globalThis.fetch;
 globalThis.fetch = (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
