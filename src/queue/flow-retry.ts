@@ -133,3 +133,25 @@ export function retryGroups(rows: readonly { id: number | string; parent_id: num
   }
   return [...groups.values()];
 }
+
+/**
+ * Runs `retry` (one transaction, which a refusal rolls back) over each group of retryGroups, and
+ * returns how many jobs it moved back to pending. A group refused as a whole is tried a job at a
+ * time, so one refused job (a parent whose own child has failed) does not hold back its siblings.
+ */
+export async function retryEachGroup(groups: readonly string[][], retry: (ids: readonly string[]) => Promise<number>): Promise<number> {
+  let retried = 0;
+  const attempt = async (ids: readonly string[]): Promise<boolean> => {
+    try {
+      retried += await retry(ids);
+      return true;
+    } catch (error) {
+      if (!(error instanceof JobStateError)) throw error;
+      return false;
+    }
+  };
+  for (const ids of groups) {
+    if (!(await attempt(ids)) && ids.length > 1) for (const id of ids) await attempt([id]);
+  }
+  return retried;
+}

@@ -5,8 +5,7 @@ import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
 import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, newJob, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
 import { endedChild, propagate, type EndedChild, type FlowEffects } from "./flow-tree.js";
-import { retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
-import { JobStateError } from "./errors.js";
+import { retryEachGroup, retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
 import { runBody, sqlTx } from "../db/sql-db.js";
 import { PostgresSlotOffers } from "./postgres-offers.js";
 import type { HandedJobs, InsertClaim, InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob, SettleResult, SlotOffers } from "./store.js";
@@ -770,14 +769,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       `SELECT id::text AS id, parent_id::text AS parent_id FROM tickwork_jobs WHERE queue = $1 AND status = 'failed' AND (parent_id IS NOT NULL OR children_total > 0)`,
       [queue],
     );
-    let retried = plain?.n ?? 0;
-    for (const ids of retryGroups(inFlows)) {
-      try {
-        retried += (await this.db.transaction((tx) => retryInFlow(tx, RETRY, ids, now))).length;
-      } catch (error) {
-        if (!(error instanceof JobStateError)) throw error;
-      }
-    }
+    const retried = (plain?.n ?? 0) + (await retryEachGroup(retryGroups(inFlows), async (ids) => (await this.db.transaction((tx) => retryInFlow(tx, RETRY, ids, now))).length));
     if (retried) await this.notify([queue]);
     return retried;
   }

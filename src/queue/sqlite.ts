@@ -1,5 +1,4 @@
 import { InvalidInputError } from "../core/errors.js";
-import { JobStateError } from "./errors.js";
 import { runBodySync, sqlTx, sqliteDollarRunner, type SqlDb, type SqlTx } from "../db/sql-db.js";
 import type { SqliteExecutor } from "../db/sqlite-executor.js";
 import { FlowSql } from "./flow-sql.js";
@@ -7,7 +6,7 @@ import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
 import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
 import { endedChild, propagate, type EndedChild } from "./flow-tree.js";
-import { retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
+import { retryEachGroup, retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
 import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "./job.js";
 import { inlinePayload, jobColumns, payloadWrite } from "./payloads.js";
@@ -395,15 +394,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       `SELECT id, parent_id FROM tickwork_jobs WHERE queue = ? AND status = 'failed' AND ${FINISHED} AND (parent_id IS NOT NULL OR children_total > 0)`,
       [queue],
     );
-    let retried = plain;
-    for (const ids of retryGroups(inFlows)) {
-      try {
-        retried += this.db.transaction(() => this.retryInFlow(ids, now).length);
-      } catch (error) {
-        if (!(error instanceof JobStateError)) throw error;
-      }
-    }
-    return retried;
+    return plain + (await retryEachGroup(retryGroups(inFlows), async (ids) => this.db.transaction(() => this.retryInFlow(ids, now).length)));
   }
 
   private retryInFlow(ids: readonly string[], now: number): string[] {

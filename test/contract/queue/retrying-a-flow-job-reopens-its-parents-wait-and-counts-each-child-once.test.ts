@@ -181,6 +181,34 @@ describe.each(allStoreCases())("retrying a job of a flow reopens its parent's wa
     expect(await e.tw.jobs.get(flow.id)).toMatchObject({ status: "succeeded", children: { total: 1, pending: 0, failed: 1 } });
   });
 
+  it("retryFailed skips a parent whose own child has failed and still retries its siblings", async () => {
+    const e = await engine();
+    const { report, failing, runs } = flowQueues(e);
+    failing.add("leaf").add("t");
+    const flow = await report.enqueueFlow({
+      payload: { name: "root" },
+      children: [{ queue: "report", payload: { name: "s" }, children: [{ queue: "work", payload: { name: "leaf" } }] }, { queue: "report", payload: { name: "t" } }],
+    });
+    const [s, t] = flow.children.map((c) => c.id);
+    const leaf = flow.children[0]!.children[0]!.id;
+    await runUntilIdle(e.tw);
+    expect((await Promise.all([s!, t!, flow.id].map((id) => e.tw.jobs.get(id)))).map((j) => j!.status)).toEqual(["failed", "failed", "failed"]);
+
+    // s waits on its failed leaf and the root on s: only t goes back, and the root stays failed.
+    failing.clear();
+    expect(await e.tw.jobs.retryFailed("report")).toBe(1);
+    expect((await Promise.all([s!, t!, flow.id].map((id) => e.tw.jobs.get(id)))).map((j) => j!.status)).toEqual(["failed", "pending", "failed"]);
+    await runUntilIdle(e.tw);
+    expect(await e.tw.jobs.get(t!)).toMatchObject({ status: "succeeded" });
+
+    // The leaf retried, s and then the root wait again, and the flow completes.
+    await e.tw.jobs.retry(leaf);
+    expect(await e.tw.jobs.get(flow.id)).toMatchObject({ status: "pending", children: { total: 2, pending: 1, failed: 0 } });
+    await runUntilIdle(e.tw);
+    expect(await e.tw.jobs.get(flow.id)).toMatchObject({ status: "succeeded" });
+    expect(runs.map((r) => r.job.payload)).toEqual([{ name: "t" }, { name: "t" }, { name: "s" }, { name: "root" }]);
+  });
+
   it("retryFailed retries a batch's failed items and reopens its completion's wait once", async () => {
     const e = await engine();
     const { work, failing } = flowQueues(e);
