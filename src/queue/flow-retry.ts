@@ -22,6 +22,7 @@ export interface RetriedRow {
   queue: string;
   parent_id: number | string | null;
   children_total: number;
+  child_failure: string | null;
 }
 
 interface ChildCounts {
@@ -68,31 +69,27 @@ const READ_PARENT = `SELECT id, status, started_at, child_failure, parent_id FRO
  */
 export function* retryInFlow(tx: SqlTx, retry: RetryStatement, ids: readonly string[], now: number): Body<string[]> {
   const rows = yield* tx.query<RetriedRow>(retry.sql, [retry.ids(ids), now]);
-  for (const row of rows) {
-    if (row.children_total > 0) yield* recount(tx, String(row.id), now, true);
+  for (const row of rows.filter((r) => r.children_total > 0)) {
+    const id = String(row.id);
+    const { live, failed, firstFailed } = yield* countChildren(tx, id);
+    if (failed > 0 && row.child_failure === "fail") {
+      throw new JobStateError(`job ${id} cannot be retried while its child job ${firstFailed} has failed: retry that child, and job ${id} runs after its children`);
+    }
+    yield* tx.query(REOPEN, [Number(id), live, failed, WAITING_RUN_AT, now]);
   }
   const parents = [...new Set(rows.filter((r) => r.parent_id != null).map((r) => String(r.parent_id)))];
   for (const parent of parents) yield* reopenWait(tx, retry.lock, parent, String(rows.find((r) => String(r.parent_id) === parent)!.id), now);
   return rows.map((r) => String(r.id));
 }
 
-/**
- * Sets a parent's counts from its children. `retried`: the parent itself was just retried, so one
- * that fails with a failed child is refused rather than failed again.
- */
-function* recount(tx: SqlTx, parent: string, now: number, retried: boolean): Body<{ live: number; failed: number; firstFailed: string | null }> {
+/** A parent's children as they are now: unfinished, and failed or cancelled (the first of those named). */
+function* countChildren(tx: SqlTx, parent: string): Body<{ live: number; failed: number; firstFailed: string | null }> {
   const [counts] = yield* tx.query<ChildCounts>(COUNT_CHILDREN, [Number(parent)]);
-  const live = Number(counts?.live ?? 0);
-  const failed = Number(counts?.failed ?? 0);
-  const firstFailed = counts?.first_failed == null ? null : String(counts.first_failed);
-  if (retried) {
-    const [row] = yield* tx.query<ParentRow>(READ_PARENT, [Number(parent)]);
-    if (failed > 0 && row?.child_failure === "fail") {
-      throw new JobStateError(`job ${parent} cannot be retried while its child job ${firstFailed} has failed: retry that child, and job ${parent} runs after its children`);
-    }
-    yield* tx.query(REOPEN, [Number(parent), live, failed, WAITING_RUN_AT, now]);
-  }
-  return { live, failed, firstFailed };
+  return {
+    live: Number(counts?.live ?? 0),
+    failed: Number(counts?.failed ?? 0),
+    firstFailed: counts?.first_failed == null ? null : String(counts.first_failed),
+  };
 }
 
 /** A child of `parent` (`child`, for the message) went back to pending: the parent waits for it again. */
@@ -108,7 +105,7 @@ function* reopenWait(tx: SqlTx, lock: boolean, parent: string, child: string, no
     const waiting = row.status === "pending";
     const failedByChild = row.status === "failed" && neverRan;
     if (!waiting && !failedByChild) return;
-    const { live, failed } = yield* recount(tx, current, now, false);
+    const { live, failed } = yield* countChildren(tx, current);
     // A parent that fails with a failed child stays failed while another child has failed.
     if (failedByChild && failed > 0 && row.child_failure === "fail") return;
     yield* tx.query(REOPEN, [Number(current), live, failed, WAITING_RUN_AT, now]);

@@ -244,7 +244,7 @@ const RETRY_SET = `status = 'pending', attempts = 0, run_at = $2, started_at = N
 const RETRY: RetryStatement = {
   sql: `UPDATE tickwork_jobs j SET ${RETRY_SET}
         WHERE j.id = ANY($1::bigint[]) AND j.status IN ('failed', 'cancelled') AND ${KEY_FREE}
-        RETURNING j.id::text AS id, j.queue, j.parent_id::text AS parent_id, j.children_total`,
+        RETURNING j.id::text AS id, j.queue, j.parent_id::text AS parent_id, j.children_total, j.child_failure`,
   ids: (ids) => ids,
   lock: true,
 };

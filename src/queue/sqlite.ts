@@ -55,7 +55,7 @@ const RETRY_SET = `status = 'pending', attempts = 0, run_at = ?, started_at = NU
 const RETRY: RetryStatement = {
   sql: `UPDATE tickwork_jobs SET ${RETRY_SET.replace("?", "$2")}
         WHERE id IN (SELECT value FROM json_each($1)) AND status IN ('failed', 'cancelled') AND ${KEY_FREE}
-        RETURNING id, queue, parent_id, children_total`,
+        RETURNING id, queue, parent_id, children_total, child_failure`,
   ids: (ids) => JSON.stringify(ids.map(Number)),
   lock: false,
 };
