@@ -111,8 +111,11 @@ describe("examples/cloudflare: seeds 000, 001 and 002 on Durable Objects", () =>
         return f.targets.filter((t) => t.version === 1).length === 75 && f;
       }, "75 of 77 receivers on version 1", 20_000);
       const enabled = DEMO_SYMBOLS.filter((s) => s.enabled).map(({ enabled: _e, ...meta }) => meta);
-      expect(await receiver("collector-weur")).toEqual({ state: enabled, source: "pushed" });
-      expect(await receiver("alert-apac-7")).toEqual({ state: enabled.map((s) => s.symbol), source: "pushed" });
+      // A receiver idle for a while may be evicted and rebuilt between the push and this read (a
+      // loaded CI took that long); it then runs on the stored copy of the same push, never its default.
+      const pushedOrStored = expect.stringMatching(/^(pushed|stored)$/);
+      expect(await receiver("collector-weur")).toEqual({ state: enabled, source: pushedOrStored });
+      expect(await receiver("alert-apac-7")).toEqual({ state: enabled.map((s) => s.symbol), source: pushedOrStored });
 
       const behind = status.targets.filter((t) => t.behind);
       expect(behind.map((t) => t.id).sort()).toEqual(["alert-weur-3", "collector-oc"]);
