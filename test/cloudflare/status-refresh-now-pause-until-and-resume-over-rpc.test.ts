@@ -93,4 +93,23 @@ describe.concurrent("the object's RPC surface (seed 003), called by Workers RPC 
     expect(again.result).toEqual(first.result);
     expect(again.callbackRuns).toBe(first.callbackRuns);
   });
+
+  it("idempotent() inside the object: the operation's signal aborts when another execution takes the claim, and the call ends with the loss", async () => {
+    const call = objects.call("OPERATED", "lost-inside", "orderThatLosesItsClaim", "order-9");
+    await expect(call).rejects.toThrow(/another execution took over this execution's claim/);
+    expect(await objects.call("OPERATED", "lost-inside", "lostOperationSaw")).toEqual({ aborted: true, reason: "IdempotencyClaimLostError" });
+    const logs = (await objects.logs("operated")).filter((e) => e.message === "idempotency.claim_lost");
+    expect(logs.map((e) => e.context)).toContainEqual(expect.objectContaining({ key: "order-9", detectedBy: "renewal" }));
+  });
+
+  it("idempotentCall() from the Worker: the function runs in the Worker and its own signal aborts, with IdempotencyClaimLostError, when the object finds the claim lost", async () => {
+    const answer = (await (await objects.mf.dispatchFetch("http://objects/idempotent-call-loses-its-claim?key=reset-9")).json()) as { seen?: { aborted: boolean; reason: string }; error: string | null };
+    expect(answer.seen).toEqual({ aborted: true, reason: "IdempotencyClaimLostError" });
+    expect(answer.error).toMatch(/another execution took over this execution's claim/);
+  });
+
+  it("idempotent() refuses an onLost without a lost(message) method, naming it, before anything is claimed", async () => {
+    const answer = (await (await objects.mf.dispatchFetch("http://objects/idempotent-bad-listener")).json()) as { error: string | null };
+    expect(answer.error).toMatch(/idempotent: onLost must be an object with a lost\(message\) method/);
+  });
 });

@@ -12,6 +12,7 @@ export {
 export { nextAlarmAt, type AlarmCadence } from "./alarm.js";
 export { durableObjectStore, type DurableObjectStoreOptions } from "./store.js";
 export { durableObjectExecutor } from "./executor.js";
+export { idempotentCall, IdempotencyCall, type ClaimLostListener, type IdempotentObject } from "./idempotent.js";
 export { kvCache, type KvCacheOptions } from "./kv-cache.js";
 export { workersLogs, type FlushableSink } from "./logs-sink.js";
 export type { AlarmInfo, DurableObjectStorageLike, KvNamespaceLike, LogsBinding, LogsEntry, LogsLevel, SqlStorageLike, SqlStorageValue } from "./platform.js";

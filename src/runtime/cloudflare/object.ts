@@ -5,12 +5,14 @@ import { InvalidInputError, describe, errorText } from "../../core/errors.js";
 import { jsonLines, type LogSink, type LoggerOption } from "../../core/logger.js";
 import type { DeliveryStatus } from "../../delivery/delivery.js";
 import type { FanoutStatus } from "../../fanout/fanout.js";
+import type { IdempotencyContext } from "../../idempotency/context.js";
 import type { RunOptions as IdempotencyRunOptions } from "../../idempotency/idempotency.js";
 import type { EnqueuedJob } from "../../queue/job.js";
 import type { EnqueueOptions } from "../../queue/options.js";
 import type { RunRecord, RunResult, TaskStatus } from "../../schedule/task.js";
 import type { QueueCounts } from "../../queue/store.js";
 import { nextAlarmAt } from "./alarm.js";
+import { IdempotencyCall, checkClaimLostListener, relayClaimLoss, type ClaimLostListener } from "./idempotent.js";
 import { kvCache } from "./kv-cache.js";
 import { workersLogs, type FlushableSink } from "./logs-sink.js";
 import { parseObjectConfig, type ObjectConfig, type TickworkObjectConfig } from "./options.js";
@@ -247,12 +249,24 @@ export abstract class TickworkObject<Env = unknown> extends DurableObject<Env> {
 
   /**
    * Check, claim, complete (`tw.idempotency.run`) in this object's store: the first call with a key runs `fn`,
-   * later ones get its result. Inside the object, call it with a function; a caller in the Worker may
-   * pass one too (Workers RPC calls it back), its result stored for replays.
+   * later ones get its result. Inside the object, `fn` gets the claim's context (`signal` aborts when
+   * the claim is lost). A caller in the Worker may pass a function too (Workers RPC calls it back) and
+   * hears of a lost claim through `onLost`; `idempotentCall(stub, options, fn)` does both and gives
+   * `fn` a signal of its own.
    */
-  async idempotent<T>(options: IdempotencyRunOptions, fn: () => T | Promise<T>): Promise<T> {
+  async idempotent<T>(options: IdempotencyRunOptions, fn: (context: IdempotencyContext) => T | Promise<T>, onLost?: ClaimLostListener): Promise<T> {
     if (typeof fn !== "function") throw new InvalidInputError(`idempotent: expected a function to run, got ${describe(fn)}`);
-    return this.call((tw) => tw.idempotency.run(options, async () => fn()));
+    const listener = checkClaimLostListener(onLost);
+    return this.call((tw) =>
+      tw.idempotency.run(options, async ({ signal }) => {
+        const stopRelay = relayClaimLoss(signal, listener);
+        try {
+          return await fn(new IdempotencyCall(signal));
+        } finally {
+          stopRelay();
+        }
+      }),
+    );
   }
 
   // ---- for subclasses -----------------------------------------------------------------------
