@@ -6,7 +6,7 @@
  */
 import { parseArgs } from "node:util";
 
-export const SCENARIOS = ["sigkill", "sigstop", "pg-restart", "pg-stop", "pg-terminate", "pool", "periodic", "idempotency"] as const;
+export const SCENARIOS = ["sigkill", "sigstop", "pg-restart", "pg-stop", "pg-terminate", "pool", "periodic", "idempotency", "flows"] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 export type StoreKind = "postgres" | "sqlite";
 

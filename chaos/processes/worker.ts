@@ -1,5 +1,5 @@
 /**
- * A worker process: runs the `chaos` queue (`tw.start()`) on the scenario's database. Its handler
+ * A worker process: runs the `chaos` queue (or the flows scenario's queues) on the scenario's database. Its handler
  * writes `start` to the ledger before anything else and `done` once its work is over, just before it
  * returns; the work ignores `ctx.signal`, as work that cannot be interrupted would, so a worker that
  * lost a job's lease still tries to complete it (and the fence must refuse it).
@@ -9,9 +9,10 @@
  * whose queries pile up would.
  */
 import type pg from "pg";
-import { createTickwork } from "../../src/index.js";
+import { createTickwork, type Job, type JobContext } from "../../src/index.js";
 import { appPool, openStore, type Target } from "../target.js";
 import { child, ledgerSink, type ChildBase } from "./child.js";
+import { FLOW_QUEUES } from "./flow-queues.js";
 
 export interface WorkerConfig extends ChildBase {
   target: Target;
@@ -23,6 +24,8 @@ export interface WorkerConfig extends ChildBase {
   poolMax: number;
   /** Share one pool of `poolMax` connections with the application (the pool scenario). */
   sharedPool: boolean;
+  /** Run the flows scenario's queues (FLOW_QUEUES) instead of `chaos`. */
+  flows?: boolean;
 }
 
 export const WORKER_EVENTS = ["job.lease_lost", "job.outcome_refused", "job.lease_expired", "job.failed", "store.error"] as const;
@@ -41,16 +44,28 @@ const tw = await createTickwork({
   handleSignals: false,
 });
 const [low, high] = config.workMs;
-tw.queue<{ n: number }>("chaos", {
-  concurrency: config.concurrency,
-  lease: config.leaseMs,
-  retry: { maxAttempts: 1_000 },
-  handler: async (job, ctx) => {
-    ledger.append("start", { job: job.id, attempt: ctx.attempt, n: job.payload.n });
-    await sleep(low + Math.random() * (high - low));
-    ledger.append("done", { job: job.id, attempt: ctx.attempt });
-  },
-});
+const work = async (job: Job, ctx: JobContext) => {
+  ledger.append("start", { job: job.id, attempt: ctx.attempt });
+  await sleep(low + Math.random() * (high - low));
+  ledger.append("done", { job: job.id, attempt: ctx.attempt });
+};
+const options = { concurrency: config.concurrency, lease: config.leaseMs, retry: { maxAttempts: 1_000 } };
+if (!config.flows) tw.queue("chaos", { ...options, handler: work });
+else {
+  tw.queue(FLOW_QUEUES.child, { ...options, handler: work });
+  tw.queue(FLOW_QUEUES.keyed, { ...options, handler: work });
+  // A parent says what it found of its children when it started: each must have ended already.
+  tw.queue(FLOW_QUEUES.parent, {
+    ...options,
+    handler: async (job, ctx) => {
+      ledger.append("start", { job: job.id, attempt: ctx.attempt });
+      const children = await ctx.childResults();
+      ledger.append("parent.saw", { job: job.id, attempt: ctx.attempt, total: job.children?.total ?? null, ids: children.map((c) => c.id), statuses: children.map((c) => c.status) });
+      await sleep(low + Math.random() * (high - low));
+      ledger.append("done", { job: job.id, attempt: ctx.attempt });
+    },
+  });
+}
 
 /** Takes every connection of the shared pool for `ms`, then gives them back. */
 async function hog(ms: number): Promise<void> {

@@ -16,6 +16,7 @@ import { Processes } from "../children.js";
 import type { PgServer } from "../cluster.js";
 import { LedgerWriter, ledgerPath } from "../ledger.js";
 import type { ScenarioName, Settings, StoreKind } from "../options.js";
+import { FLOW_QUEUES } from "../processes/flow-queues.js";
 import { Random } from "../random.js";
 import { openStore, type Target } from "../target.js";
 
@@ -30,7 +31,7 @@ export interface Environment {
   target: Target;
   /** The controller's ledger: faults, windows, teardown. */
   controller: LedgerWriter;
-  /** An engine on the target that only reads (`tw.jobs`), with the `chaos` queue declared, no handler. */
+  /** An engine on the target that only reads (`tw.jobs`), with the `chaos` queue (and the flows scenario's) declared, no handler. */
   observer: Tickwork;
   processes: Processes;
   log: (line: string) => void;
@@ -63,7 +64,7 @@ export async function openEnvironment(scenario: ScenarioName, store: StoreKind, 
     }
     const observerStore = target.kind === "postgres" ? postgres({ url: server!.adminUrl(`tw-chaos-observer-${runTag}`), schema, max: 2 }) : sqlite(target.path);
     observer = await createTickwork({ store: observerStore, logger: () => {}, migrate: false, handleSignals: false });
-    observer.queue("chaos");
+    for (const queue of ["chaos", ...Object.values(FLOW_QUEUES)]) observer.queue(queue);
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;

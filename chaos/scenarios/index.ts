@@ -2,6 +2,7 @@
 import type { ScenarioName, StoreKind } from "../options.js";
 import type { ScenarioReport } from "../report.js";
 import type { Environment } from "./environment.js";
+import { runFlows } from "./flows.js";
 import { runIdempotency } from "./idempotency.js";
 import { runPeriodic } from "./periodic.js";
 import { pgRestart, pgStop } from "./pg-outage.js";
@@ -27,4 +28,5 @@ export const scenarios: Record<ScenarioName, Scenario> = {
   pool: { stores: ["postgres"], run: (env) => runQueueScenario(env, pool) },
   periodic: { stores: ["postgres", "sqlite"], run: runPeriodic },
   idempotency: { stores: ["postgres", "sqlite"], run: runIdempotency },
+  flows: { stores: ["postgres", "sqlite"], run: runFlows },
 };

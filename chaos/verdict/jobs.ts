@@ -15,7 +15,7 @@ export interface FinalJob {
   attempts: number;
 }
 
-interface Execution {
+export interface Execution {
   job: string;
   attempt: number;
   pid: number;
@@ -36,7 +36,8 @@ export interface JobsVerdict {
   notes: string[];
 }
 
-function executions(records: readonly LedgerRecord[]): Map<string, Execution[]> {
+/** Each job's executions in the ledger (a `start`, and its `done` if it finished), by attempt. */
+export function executions(records: readonly LedgerRecord[]): Map<string, Execution[]> {
   const done = new Map<string, number>();
   for (const r of records) if (r.k === "done") done.set(`${r.job}|${r.attempt}|${r.pid}`, r.t);
   const byJob = new Map<string, Execution[]>();

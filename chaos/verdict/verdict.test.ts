@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readLedgers, type LedgerRecord } from "../ledger.js";
+import { flowFailures, judgeFlows, type FlowFinal } from "./flows.js";
 import { judgeJobs } from "./jobs.js";
 import { judgeKeys } from "./keys.js";
 import { judgeSlots } from "./slots.js";
@@ -220,5 +221,58 @@ describe("the ledger reader", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the flows verdict", () => {
+  const job = (id: string, fields: Partial<FlowFinal> = {}): FlowFinal => ({ id, status: "succeeded", attempts: 1, queue: "chaos-child", parentId: null, key: null, createdAt: 0, ...fields });
+  const ran = (id: string, start: number, done: number, pid = 1, attempt = 1) => [rec("start", start, pid, { job: id, attempt }), rec("done", done, pid, { job: id, attempt })];
+  const throttle = { throttleMs: 300 };
+
+  it("passes a parent that started after each child's accepted execution ended and read every child", () => {
+    const finals = [job("1", { queue: "chaos-parent" }), job("2", { parentId: "1" }), job("3", { parentId: "1", attempts: 2 })];
+    const records = [
+      ...ran("2", 10, 20),
+      ...ran("3", 10, 15, 1, 1),
+      ...ran("3", 2_600, 2_650, 2, 2),
+      ...ran("1", 2_700, 2_710),
+      rec("parent.saw", 2_701, 1, { job: "1", attempt: 1, total: 2, ids: ["2", "3"], statuses: ["succeeded", "succeeded"] }),
+    ];
+    const v = judgeFlows(records, finals, throttle);
+    expect(flowFailures(v)).toEqual([]);
+    expect(v.parents).toBe(1);
+  });
+
+  it("reports a parent that started before a child's accepted execution ended, or read a child unfinished", () => {
+    const finals = [job("1", { queue: "chaos-parent" }), job("2", { parentId: "1", attempts: 2 })];
+    const early = judgeFlows([...ran("2", 10, 20, 1, 1), ...ran("2", 3_000, 3_050, 2, 2), ...ran("1", 100, 110)], finals, throttle);
+    expect(early.earlyParents.join()).toMatch(/parent 1 attempt 1 started at 100, before its child 2 ended \(at 3050\)/);
+    const unread = judgeFlows([...ran("2", 10, 20, 1, 2), ...ran("1", 100, 110), rec("parent.saw", 101, 1, { job: "1", attempt: 1, total: 1, ids: ["2"], statuses: ["running"] })], finals, throttle);
+    expect(unread.earlyParents.join()).toMatch(/read 1 child results \(running\) of 1 children/);
+  });
+
+  it("reports two live jobs of one dedupe key, and a throttled key given two jobs within its window", () => {
+    const overlap = judgeFlows([...ran("5", 10, 200), ...ran("6", 150, 300)], [job("5", { key: "skip-0", createdAt: 1 }), job("6", { key: "skip-0", createdAt: 2 })], throttle);
+    expect(overlap.dedupe.join()).toMatch(/key skip-0: job 6 started at 150 while job 5 of the same key was live/);
+    const serial = judgeFlows([...ran("5", 10, 200), ...ran("6", 250, 300)], [job("5", { key: "debounce-1", createdAt: 1 }), job("6", { key: "debounce-1", createdAt: 220 })], throttle);
+    expect(serial.dedupe).toEqual([]);
+    const throttled = judgeFlows([...ran("7", 10, 20), ...ran("8", 30, 40)], [job("7", { key: "throttle-2", createdAt: 0 }), job("8", { key: "throttle-2", createdAt: 299 })], throttle);
+    expect(throttled.dedupe.join()).toMatch(/key throttle-2: jobs 7 and 8 created 299 ms apart, within the throttle of 300 ms/);
+  });
+
+  it("reports a call answered with a raw error, and any deadlock; a TickworkError is only counted", () => {
+    const v = judgeFlows(
+      [
+        rec("call.error", 1, 3, { kind: "keyed", typed: false, name: "Error", error: "Error: insert of key s1 conflicted" }),
+        rec("call.error", 2, 3, { kind: "flow", typed: true, name: "StoreUnavailableError", error: "..." }),
+        rec("event", 3, 1, { event: "store.error", error: "deadlock detected" }),
+      ],
+      [],
+      throttle,
+    );
+    expect(v.rawErrors).toHaveLength(1);
+    expect(v.typedErrors).toBe(1);
+    expect(v.deadlocks).toHaveLength(1);
+    expect(flowFailures(v)).toHaveLength(2);
   });
 });
