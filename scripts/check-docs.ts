@@ -9,11 +9,16 @@
  *    A block that is not TypeScript to check says why:
  *      <!-- docs-check: skip (the reason) -->
  *    Skipped blocks are counted and listed; nothing is skipped silently.
+ *    A block that calls an upstream also runs, against a local one, once it type-checks:
+ *      <!-- docs-check: run (retry-after) -->   (on the line above its prelude marker, if it has one)
+ *    runs docs/.runners/retry-after.ts, which serves the upstream on 127.0.0.1, gives the block's
+ *    free names (`tw`) real values, loads the block and checks what it did (scripts/docs-run-block.ts).
  * 2. Every relative link between Markdown files resolves, anchors included.
  *
  *   npx tsx scripts/check-docs.ts [--keep]
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import ts from "typescript";
 
@@ -31,6 +36,8 @@ interface Block {
   code: string;
   preludes: string[];
   skip: string | null;
+  /** The runner (docs/.runners/<name>.ts) that runs the block against a local upstream. */
+  run: string | null;
 }
 
 const rel = (path: string): string => relative(ROOT, path).split(sep).join("/");
@@ -51,6 +58,8 @@ function markdownFiles(): string[] {
 const FENCE = /^\s*(`{3,}|~{3,})\s*([\w+-]*)/;
 const PRELUDE_MARK = /^<!--\s*prelude:\s*([\w\s,-]+?)\s*-->$/;
 const SKIP_MARK = /^<!--\s*docs-check:\s*skip\s*\((.+)\)\s*-->$/;
+const RUN_MARK = /^<!--\s*docs-check:\s*run\s*\(([\w-]+)\)\s*-->$/;
+const RUNNERS = join(ROOT, "docs", ".runners");
 
 /** The fenced blocks of a file, and the lines outside them (for the link check). */
 function parse(file: string): { blocks: Block[]; prose: { line: number; text: string }[]; problems: string[] } {
@@ -75,8 +84,11 @@ function parse(file: string): { blocks: Block[]; prose: { line: number; text: st
     const before = mark >= 0 ? lines[mark]!.trim() : "";
     const prelude = PRELUDE_MARK.exec(before);
     const skip = SKIP_MARK.exec(before);
-    if ((prelude || skip) && !CHECKED_LANGS.has(lang)) problems.push(`${rel(file)}:${mark + 1}: a docs-check marker before a ${lang || "plain"} block, which is not checked anyway`);
-    if (/^<!--\s*(prelude|docs-check)/.test(before) && !prelude && !skip) problems.push(`${rel(file)}:${mark + 1}: a malformed docs-check marker: ${before}`);
+    // A run marker sits right above the prelude marker, or is the marker itself.
+    const runLine = prelude && mark > 0 ? lines[mark - 1]!.trim() : before;
+    const run = RUN_MARK.exec(runLine);
+    if ((prelude || skip || run) && !CHECKED_LANGS.has(lang)) problems.push(`${rel(file)}:${mark + 1}: a docs-check marker before a ${lang || "plain"} block, which is not checked anyway`);
+    if (/^<!--\s*(prelude|docs-check)/.test(before) && !prelude && !skip && !run) problems.push(`${rel(file)}:${mark + 1}: a malformed docs-check marker: ${before}`);
     blocks.push({
       file,
       line: start + 1,
@@ -84,6 +96,7 @@ function parse(file: string): { blocks: Block[]; prose: { line: number; text: st
       code: lines.slice(start, end).join("\n"),
       preludes: prelude ? prelude[1]!.split(",").map((s) => s.trim()).filter(Boolean) : [],
       skip: skip ? skip[1]! : null,
+      run: run ? run[1]! : null,
     });
     i = end;
   }
@@ -157,7 +170,7 @@ function typeCheck(written: Written[]): string[] {
     diagnostics.push(...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file));
   }
   for (const file of program.getSourceFiles()) {
-    if (/^scripts\/(docs-[\w-]+|check-docs)\.ts$/.test(rel(file.fileName))) diagnostics.push(...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file));
+    if (/^(scripts\/(docs-[\w-]+|check-docs)|docs\/\.runners\/[\w-]+)\.ts$/.test(rel(file.fileName))) diagnostics.push(...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file));
   }
   return diagnostics.map((d) => {
     const message = ts.flattenDiagnosticMessageText(d.messageText, "\n  ");
@@ -169,6 +182,32 @@ function typeCheck(written: Written[]): string[] {
     const span = w.preludeSpans.find((s) => line >= s.from && line < s.from + s.lines)!;
     return `docs/.preludes/${span.name}.ts:${line - span.from + 1}:${character + 1} (prelude of ${rel(w.block.file)}:${w.block.line}): error TS${d.code}: ${message}`;
   });
+}
+
+/**
+ * Runs each block that has a runner, in a process of its own (tsx with the docs' paths, so "tickwork"
+ * is src/ as in the type check): a failure is a problem, with what the runner printed.
+ */
+function runBlocks(written: Written[], problems: string[]): string[] {
+  const ran: string[] = [];
+  for (const w of written.filter((x) => x.block.run !== null)) {
+    const where = `${rel(w.block.file)}:${w.block.line}`;
+    const runner = join(RUNNERS, `${w.block.run}.ts`);
+    if (!existsSync(runner)) {
+      problems.push(`${where}: runner "${w.block.run}" does not exist (docs/.runners/${w.block.run}.ts)`);
+      continue;
+    }
+    const result = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "scripts", "docs-run-block.ts"), runner, w.path], {
+      cwd: ROOT,
+      env: { ...process.env, TSX_TSCONFIG_PATH: TSCONFIG },
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    const output = `${result.stdout}${result.stderr}`.trim();
+    if (result.status === 0) ran.push(`${where}: ${output.split("\n").pop()}`);
+    else problems.push(`${where}: running the block against docs/.runners/${w.block.run}.ts failed (${result.error ? String(result.error) : `exit ${result.status}`}):\n  ${output.split("\n").join("\n  ")}`);
+  }
+  return ran;
 }
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
@@ -231,9 +270,11 @@ function main(): void {
   checkPaths(problems);
   const used = new Set<string>();
   let typeErrors: string[] = [];
+  let ran: string[] = [];
   try {
     const written = writeModules(checked, problems, used);
     typeErrors = typeCheck(written);
+    if (typeErrors.length === 0) ran = runBlocks(written, problems);
   } finally {
     if (!keep) rmSync(OUT, { recursive: true, force: true });
   }
@@ -244,11 +285,12 @@ function main(): void {
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
 
   for (const b of skipped) console.log(`skipped ${rel(b.file)}:${b.line} (${b.skip})`);
+  for (const line of ran) console.log(`ran ${line}`);
   for (const line of [...typeErrors, ...problems]) console.error(line);
   const withPrelude = checked.filter((b) => b.preludes.length > 0).length;
   console.log(
     `docs:check: ${checked.length} TypeScript blocks type-checked in ${files.length} Markdown files (${withPrelude} with a prelude), ` +
-      `${skipped.length} skipped by marker; ${links} relative links checked; ${typeErrors.length} type errors, ${problems.length} other problems; ${seconds} s`,
+      `${skipped.length} skipped by marker, ${ran.length} run against a local upstream; ${links} relative links checked; ${typeErrors.length} type errors, ${problems.length} other problems; ${seconds} s`,
   );
   if (typeErrors.length || problems.length) process.exit(1);
 }
