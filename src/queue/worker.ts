@@ -6,6 +6,7 @@ import { waitAtMost } from "../core/timeout.js";
 import { JobAbortedError } from "./errors.js";
 import { JobExecutor } from "./executor.js";
 import type { Job } from "./job.js";
+import { Holdings } from "./holdings.js";
 import { Leases, type HeldJob } from "./leases.js";
 import type { QueueConfig } from "./options.js";
 import { OutcomeBatcher } from "./outcomes.js";
@@ -80,8 +81,8 @@ export interface WorkerDeps {
  */
 export class QueueWorker {
   readonly workerId: string;
-  private readonly running = new Map<string, HeldJob>();
-  private buffer: HeldJob[] = [];
+  /** Running, prefetched and promised jobs: the one count of this worker's capacity. */
+  private readonly holdings = new Holdings();
   /** A batch queue's jobs waiting for their batch to fill (they count as running). */
   private readonly gathering: HeldJob[] = [];
   private gatherTimer: TimerHandle | undefined;
@@ -136,11 +137,8 @@ export class QueueWorker {
   private cursor: string | null = null;
   /** What held the last claim back, logged once per change (`queue.throttled`). */
   private lastHold: ClaimHold | null = null;
-  private whenEmpty: (() => void)[] = [];
   /** This worker's offer of its free slots to other processes' enqueues, when the store takes offers (see SlotOffer). */
   private readonly offer: SlotOffer | null;
-  /** Slots promised to hand-offs whose insert is still on its way. */
-  private reserved = 0;
   /** Jobs per claim now; grows from `config.batchSize` while the worker starves (adaptiveBatch). */
   private batch: number;
   private readonly maxBatch: number;
@@ -186,8 +184,8 @@ export class QueueWorker {
     this.leases = new Leases({
       store, clock, logger, workerId: this.workerId, leaseMs: config.leaseMs, outcomes: this.outcomes,
       services: { report: (job, value) => progress.report(job, value), childResults: (job) => (job.children ? store.childResults({ id: job.id }) : Promise.resolve([])) },
-      held: () => [...this.running.values(), ...this.buffer],
-      lost: (entry) => (this.buffer = this.buffer.filter((e) => e !== entry)),
+      held: () => this.holdings.held(),
+      lost: (entry) => this.holdings.forget(entry),
       storeError: (operation, error) => this.storeError(operation, error),
     });
     this.limiter = new RateLimiter(config.rateLimit, clock);
@@ -198,8 +196,8 @@ export class QueueWorker {
         ? new SlotOffer({
             offers: store.offers, clock, queue: config.name, workerId: this.workerId, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts,
             // Jobs faster than a round trip are offered a second capacity, as a claim would prefetch one.
-            free: () => (this.fasterThanRoundTrip ? 2 : 1) * this.config.concurrency - this.running.size - this.buffer.length - this.reserved,
-            holds: (id) => this.running.has(id) || this.buffer.some((e) => e.job.id === id) || this.outcomes.holds(id),
+            free: () => this.holdings.free((this.fasterThanRoundTrip ? 2 : 1) * this.config.concurrency),
+            holds: (id) => this.holdings.holds(id) || this.outcomes.holds(id),
             take: (jobs) => this.takeHanded(jobs),
             storeError: (operation, error) => this.storeError(operation, error),
           })
@@ -216,7 +214,7 @@ export class QueueWorker {
             store, clock, queue: config.name, workerId: this.workerId, cap: globalConcurrency, leaseMs: config.leaseMs,
             // An idle worker keeps only what it runs and holds; a busy one keeps asking for all it could run.
             renewWant: () =>
-              !this.active ? this.running.size : this.exhausted ? Math.min(config.concurrency, this.running.size + this.buffer.length + this.reserved) : config.concurrency,
+              !this.active ? this.holdings.runningCount : this.exhausted ? Math.min(config.concurrency, this.holdings.inHand) : config.concurrency,
             changed: () => this.pump(),
             storeError: (operation, error) => this.storeError(operation, error),
           });
@@ -241,7 +239,7 @@ export class QueueWorker {
   }
 
   get stats() {
-    return { running: this.running.size, prefetched: this.buffer.length, batch: this.batch, active: this.active, paused: this.paused, heldBy: this.lastHold, slots: this.slots?.count ?? null };
+    return { running: this.holdings.runningCount, prefetched: this.holdings.prefetchedCount, batch: this.batch, active: this.active, paused: this.paused, heldBy: this.lastHold, slots: this.slots?.count ?? null };
   }
 
   // ---- continuous driver -------------------------------------------------------------------
@@ -272,16 +270,8 @@ export class QueueWorker {
   handoff(count: number): Handoff | null {
     // Shared limits and pauses are checked by the claim, which a hand-off skips.
     if (!this.active || this.stopping || !this.exhausted || this.claiming || this.config.limits || this.paused) return null;
-    const free = this.config.concurrency - this.running.size - this.buffer.length - this.reserved;
-    if (count < 1 || count > free || this.limiter.allowance(count) < count) return null;
-    this.reserved += count;
-    let open = true;
-    const close = () => {
-      if (!open) return false;
-      open = false;
-      this.reserved -= count;
-      return true;
-    };
+    if (count < 1 || count > this.holdings.free(this.config.concurrency) || this.limiter.allowance(count) < count) return null;
+    const close = this.holdings.promise(count);
     const leaseUntil = this.deps.clock.now() + this.config.leaseMs;
     return {
       workerId: this.workerId,
@@ -292,7 +282,7 @@ export class QueueWorker {
         const entries = this.leases.hold(jobs, leaseUntil);
         // Stopped meanwhile: the jobs go back to pending like any prefetched job.
         if (this.stopping || !this.active) return entries.forEach((entry) => this.leases.release(entry));
-        this.buffer.push(...entries);
+        this.holdings.prefetch(entries);
         this.pump();
       },
       cancel: () => void close(),
@@ -313,7 +303,7 @@ export class QueueWorker {
     if (this.stopping || !this.active) return entries.forEach((entry) => this.leases.release(entry));
     // Handed before a pause that this worker has heard of since: they start after the resume.
     if (this.paused) return entries.forEach((entry) => this.leases.release(entry, "paused"));
-    this.buffer.push(...entries);
+    this.holdings.prefetch(entries);
     this.pump();
   }
 
@@ -330,12 +320,12 @@ export class QueueWorker {
     await this.idleCheck;
     // The offer is withdrawn first: jobs handed here that were not heard of go back with the rest.
     if (this.offer) this.takeHanded(await this.offer.stop());
-    for (const entry of this.buffer.splice(0)) this.leases.release(entry);
+    for (const entry of this.holdings.takeBack()) this.leases.release(entry);
     // A batch still gathering runs now with what it has: no more jobs are coming.
     while (this.gathering.length) this.runGathered();
-    if (this.running.size) {
-      await waitAtMost(this.deps.clock, graceMs, new Promise<void>((resolve) => this.whenEmpty.push(resolve)));
-      for (const entry of this.running.values()) {
+    if (this.holdings.runningCount) {
+      await waitAtMost(this.deps.clock, graceMs, this.holdings.drained());
+      for (const entry of this.holdings.runningJobs()) {
         entry.ctx.abort(new JobAbortedError("shutdown", `shutdown grace of ${graceMs} ms ran out`));
         this.leases.release(entry);
       }
@@ -364,17 +354,15 @@ export class QueueWorker {
 
   /** Hands back the prefetched jobs of a paused queue (group null) or group. */
   private handBack(group: string | null): void {
-    const [held, kept] = group === null ? [this.buffer, []] : [this.buffer.filter((e) => e.job.group === group), this.buffer.filter((e) => e.job.group !== group)];
-    this.buffer = kept;
-    for (const entry of held) this.leases.release(entry, "paused");
+    for (const entry of this.holdings.takeBack(group)) this.leases.release(entry, "paused");
   }
 
   /** Aborts a job this worker holds (it was cancelled). Returns whether it was held here. */
   abort(id: string, error: JobAbortedError): boolean {
-    const entry = this.running.get(id) ?? this.buffer.find((e) => e.job.id === id);
+    const entry = this.holdings.find(id);
     if (!entry) return false;
     entry.ctx.abort(error);
-    this.buffer = this.buffer.filter((e) => e !== entry);
+    this.holdings.forget(entry);
     return true;
   }
 
@@ -382,12 +370,12 @@ export class QueueWorker {
     if (!this.active || this.stopping) return;
     const capacity = this.capacity;
     this.launchBuffered(capacity);
-    this.slots?.giveBack(this.running.size);
+    this.slots?.giveBack(this.holdings.runningCount);
     // Slots free, nothing prefetched, a claim or the last batch's outcomes still on their way, and jobs
     // that take less than a round trip: move more per statement (a batch costs one statement whatever
     // its size). Jobs slower than a round trip keep the batch small, so prefetch never hoards them.
     const waiting = this.claiming || this.outcomes.size > 0;
-    if (waiting && !this.exhausted && this.buffer.length === 0 && this.running.size < capacity && this.fasterThanRoundTrip) this.grow();
+    if (waiting && !this.exhausted && this.holdings.prefetchedCount === 0 && this.holdings.runningCount < capacity && this.fasterThanRoundTrip) this.grow();
     if (this.claiming || this.exhausted) {
       // Idle: nothing due that this worker knows of. Other processes' enqueues may fill its free slots.
       if (this.exhausted && !this.claiming && !this.paused) this.offer?.idle();
@@ -423,7 +411,7 @@ export class QueueWorker {
     // of them started together ends together: counted, their outcomes would hold the next claim until
     // they were written, and every slot would sit idle for a write and a claim.
     const unrecorded = this.fasterThanRoundTrip ? this.outcomes.size : 0;
-    const want = Math.min(this.batch, window - this.running.size - this.buffer.length - this.reserved - unrecorded);
+    const want = Math.min(this.batch, this.holdings.free(window) - unrecorded);
     const room = this.limiter.allowance(want);
     // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
     // limit is what holds it back, what the window has left is all it will ever get: claim that.
@@ -433,7 +421,7 @@ export class QueueWorker {
       return;
     }
     if (want > 0 && room === 0) this.armRateWake();
-    if (unrecorded > 0 && this.running.size === 0) this.outcomes.flushNow();
+    if (unrecorded > 0 && this.holdings.runningCount === 0) this.outcomes.flushNow();
   }
 
   /** The jobs this worker keeps in hand, running and prefetched (see pump). */
@@ -502,10 +490,10 @@ export class QueueWorker {
    */
   private lingerSlots(): void {
     if (!this.slots || this.letGoTimer || !this.exhausted || this.claiming) return;
-    if (this.running.size || this.buffer.length || this.reserved || this.slots.count === 0) return;
+    if (this.holdings.inHand || this.slots.count === 0) return;
     this.letGoTimer = this.deps.clock.setTimeout(() => {
       this.letGoTimer = undefined;
-      if (this.exhausted && !this.claiming && !this.running.size && !this.buffer.length && !this.stopping) {
+      if (this.exhausted && !this.claiming && !this.holdings.runningCount && !this.holdings.prefetchedCount && !this.stopping) {
         this.slots!.set(0).catch((error) => this.storeError("holdSlots", error));
       }
     }, HOLD_POLL_MS);
@@ -534,7 +522,7 @@ export class QueueWorker {
         for (const entry of jobs) this.leases.release(entry);
         return;
       }
-      this.buffer.push(...jobs);
+      this.holdings.prefetch(jobs);
       for (const group of this.pausedDuringClaim.splice(0)) {
         if (group === null) this.paused = true;
         this.handBack(group);
@@ -646,16 +634,7 @@ export class QueueWorker {
    * one running here (under groupConcurrency 1): it starts when that one ends.
    */
   private launchBuffered(capacity: number): void {
-    const busy = this.busyGroups;
-    if (!busy) {
-      while (this.running.size < capacity && this.buffer.length) this.launch(this.buffer.shift()!);
-      return;
-    }
-    for (let i = 0; i < this.buffer.length && this.running.size < capacity; ) {
-      const entry = this.buffer[i]!;
-      if (entry.job.group !== null && busy.has(entry.job.group)) i++;
-      else this.launch(this.buffer.splice(i, 1)[0]!);
-    }
+    this.holdings.launchPrefetched(capacity, this.busyGroups, (entry) => this.launch(entry));
   }
 
   private launch(entry: HeldJob): void {
@@ -664,17 +643,16 @@ export class QueueWorker {
     // started here (the release is fenced: refused if another worker holds it now).
     if (entry.job.lease && entry.job.lease.until <= this.deps.clock.now()) return this.leases.release(entry, "lease_lapsed");
     if (this.config.batch) return this.gather(entry);
-    this.running.set(entry.job.id, entry);
+    this.holdings.started(entry);
     const group = this.busyGroups ? entry.job.group : null;
     if (group !== null) this.busyGroups!.add(group);
     const started = performance.now();
     void this.executor.run(entry).then((outcome) => {
       this.jobMs += (performance.now() - started - this.jobMs) / 8;
       this.jobsTimed++;
-      this.running.delete(entry.job.id);
+      this.holdings.ended(entry);
       if (group !== null) this.busyGroups!.delete(group);
       if (!entry.released) this.executor.settle(entry.job, outcome).catch((error) => this.storeError("settle", error));
-      if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
       this.pump();
     });
   }
@@ -685,7 +663,7 @@ export class QueueWorker {
    */
   private gather(entry: HeldJob): void {
     const { size, waitMs } = this.config.batch!;
-    this.running.set(entry.job.id, entry);
+    this.holdings.started(entry);
     this.gathering.push(entry);
     if (this.gathering.length >= size) this.runGathered();
     else this.gatherTimer ??= this.deps.clock.setTimeout(() => this.runGathered(), waitMs);
@@ -701,10 +679,9 @@ export class QueueWorker {
       this.jobMs += ((performance.now() - started) / entries.length - this.jobMs) / 8;
       this.jobsTimed++;
       entries.forEach((entry, i) => {
-        this.running.delete(entry.job.id);
+        this.holdings.ended(entry);
         if (!entry.released) this.executor.settle(entry.job, outcomes[i]!).catch((error) => this.storeError("settle", error));
       });
-      if (this.running.size === 0) for (const resolve of this.whenEmpty.splice(0)) resolve();
       this.pump();
     });
     if (this.gathering.length) this.gatherTimer = this.deps.clock.setTimeout(() => this.runGathered(), this.config.batch!.waitMs);
@@ -778,9 +755,9 @@ export class QueueWorker {
   }
 
   private async runOne(entry: HeldJob): Promise<void> {
-    this.running.set(entry.job.id, entry);
+    this.holdings.started(entry);
     const outcome = await this.executor.run(entry);
-    this.running.delete(entry.job.id);
+    this.holdings.ended(entry);
     await this.executor.settle(entry.job, outcome);
   }
 
@@ -790,10 +767,10 @@ export class QueueWorker {
     const batches: Promise<void>[] = [];
     for (let at = 0; at < entries.length; at += size) {
       const batch = entries.slice(at, at + size);
-      for (const entry of batch) this.running.set(entry.job.id, entry);
+      for (const entry of batch) this.holdings.started(entry);
       batches.push(
         this.executor.runBatch(batch).then(async (outcomes) => {
-          for (const entry of batch) this.running.delete(entry.job.id);
+          for (const entry of batch) this.holdings.ended(entry);
           await Promise.all(batch.map((entry, i) => this.executor.settle(entry.job, outcomes[i]!)));
         }),
       );
