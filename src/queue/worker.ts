@@ -6,6 +6,7 @@ import { waitAtMost } from "../core/timeout.js";
 import { JobAbortedError } from "./errors.js";
 import { JobExecutor } from "./executor.js";
 import type { Job } from "./job.js";
+import { ClaimWindow } from "./claim-window.js";
 import { Holdings } from "./holdings.js";
 import { Leases, type HeldJob } from "./leases.js";
 import type { QueueConfig } from "./options.js";
@@ -29,19 +30,6 @@ const HOLD_POLL_MS = 50;
  * one after another: a claim then walks a quarter of the groups for as many jobs.
  */
 export const SERIAL_DEPTH = 4;
-
-/**
- * A grouped worker of jobs faster than a round trip keeps GROUPED_WINDOW capacities in hand and
- * claims GROUPED_CLAIM at a time (times SERIAL_DEPTH under groupConcurrency 1). A grouped claim has a
- * fixed cost (its walk and its function's statements): on 2 cores, 4 processes x 8 slots on 1,000
- * groups ran 8-10% faster claiming two capacities at a time, in hand four, than one and three; six
- * in hand ran no faster than four, and every job in hand holds its group back from the other processes.
- */
-const GROUPED_WINDOW = 4;
-const GROUPED_CLAIM = 2;
-
-/** Samples of jobs and of claims before their moving averages (from 0, an eighth per sample) size a prefetch: past 80% of the way. */
-const SETTLED_SAMPLES = 12;
 
 /**
  * Slots of a worker, reserved for jobs this process is enqueueing: the insert writes the jobs running
@@ -139,16 +127,8 @@ export class QueueWorker {
   private lastHold: ClaimHold | null = null;
   /** This worker's offer of its free slots to other processes' enqueues, when the store takes offers (see SlotOffer). */
   private readonly offer: SlotOffer | null;
-  /** Jobs per claim now; grows from `config.batchSize` while the worker starves (adaptiveBatch). */
-  private batch: number;
-  private readonly maxBatch: number;
-  /** Moving averages (wall-clock ms, not the engine's clock) that steer the batch: a job's run, a claim's round trip. */
-  private jobMs = 0;
-  private roundTripMs = 0;
-  /** Samples in those averages: they start at 0, so they mean little before a dozen or so. */
-  private jobsTimed = 0;
-  private claimsTimed = 0;
-  private claimsSent = 0;
+  /** How much to claim and keep in hand, from the moving averages of a job's run and a claim's round trip. */
+  private readonly window: ClaimWindow;
   /** When this worker last let the event loop run: a yield, or the end of its last busy spell. */
   private lastYield = Date.now();
 
@@ -158,8 +138,7 @@ export class QueueWorker {
   ) {
     const { store, clock, logger } = deps;
     this.workerId = `${deps.instanceId}/${config.name}`;
-    this.batch = config.batchSize;
-    this.maxBatch = config.adaptiveBatch ? Math.min(Math.max(16 * config.concurrency, 500), 1_000) : config.batchSize;
+    this.window = new ClaimWindow(config);
     // Outcomes written: a queue held at a concurrency limit has a slot free in the store only now.
     this.outcomes = new OutcomeBatcher(
       store,
@@ -196,7 +175,7 @@ export class QueueWorker {
         ? new SlotOffer({
             offers: store.offers, clock, queue: config.name, workerId: this.workerId, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts,
             // Jobs faster than a round trip are offered a second capacity, as a claim would prefetch one.
-            free: () => this.holdings.free((this.fasterThanRoundTrip ? 2 : 1) * this.config.concurrency),
+            free: () => this.holdings.free((this.window.fasterThanRoundTrip ? 2 : 1) * this.config.concurrency),
             holds: (id) => this.holdings.holds(id) || this.outcomes.holds(id),
             take: (jobs) => this.takeHanded(jobs),
             storeError: (operation, error) => this.storeError(operation, error),
@@ -229,17 +208,8 @@ export class QueueWorker {
     return this.slots ? Math.min(jobs, this.slots.usable) : jobs;
   }
 
-  /**
-   * Jobs finish faster than a claim's round trip (on the moving averages). Unknown until a job has
-   * finished: taken as no, so a worker's first claims prefetch no more than a batch of jobs that may
-   * be slow.
-   */
-  private get fasterThanRoundTrip(): boolean {
-    return this.jobsTimed > 0 && this.jobMs < this.roundTripMs;
-  }
-
   get stats() {
-    return { running: this.holdings.runningCount, prefetched: this.holdings.prefetchedCount, batch: this.batch, active: this.active, paused: this.paused, heldBy: this.lastHold, slots: this.slots?.count ?? null };
+    return { running: this.holdings.runningCount, prefetched: this.holdings.prefetchedCount, batch: this.window.batch, active: this.active, paused: this.paused, heldBy: this.lastHold, slots: this.slots?.count ?? null };
   }
 
   // ---- continuous driver -------------------------------------------------------------------
@@ -375,7 +345,7 @@ export class QueueWorker {
     // that take less than a round trip: move more per statement (a batch costs one statement whatever
     // its size). Jobs slower than a round trip keep the batch small, so prefetch never hoards them.
     const waiting = this.claiming || this.outcomes.size > 0;
-    if (waiting && !this.exhausted && this.holdings.prefetchedCount === 0 && this.holdings.runningCount < capacity && this.fasterThanRoundTrip) this.grow();
+    if (waiting && !this.exhausted && this.holdings.prefetchedCount === 0 && this.holdings.runningCount < capacity && this.window.fasterThanRoundTrip) this.window.grow();
     if (this.claiming || this.exhausted) {
       // Idle: nothing due that this worker knows of. Other processes' enqueues may fill its free slots.
       if (this.exhausted && !this.claiming && !this.paused) this.offer?.idle();
@@ -390,7 +360,7 @@ export class QueueWorker {
     }
     // Jobs that finish faster than a round trip would leave the handlers idle during every claim: keep
     // a second batch on its way while one runs, so the store and the handlers work at the same time.
-    // Slower jobs keep about one batch in hand (see slowWindow), so prefetch never hoards them from
+    // Slower jobs keep about one batch in hand (see ClaimWindow), so prefetch never hoards them from
     // other workers.
     // Under a shared rate limit a claimed job has taken its token, so a worker claims only for its free
     // slots: a prefetched job would start late and bunch the starts the limit spaces.
@@ -402,45 +372,24 @@ export class QueueWorker {
     // (A paced queue is never ahead: its claims wait for free slots, whatever their groups.)
     // Under groupConcurrency 1 each claim may take SERIAL_DEPTH jobs of a group, run in turn in one
     // slot: the window and the claim grow by as much, so as many groups as slots stay in hand.
-    const groupedAhead = this.grouped && !this.paced && this.fasterThanRoundTrip;
-    const depth = groupedAhead && this.busyGroups ? SERIAL_DEPTH : 1;
-    const window = this.window(capacity, groupedAhead, depth);
+    const groupedAhead = this.grouped && !this.paced && this.window.fasterThanRoundTrip;
+    const shape = { capacity, groupedAhead, depth: groupedAhead && this.busyGroups ? SERIAL_DEPTH : 1, limited: this.paced || this.grouped };
     // Outcomes waiting to be written count against the window of jobs faster than a round trip:
     // claiming stops until they are on their way, which bounds what a crash can make run twice and
     // keeps fast handlers from starving the writes. Slower jobs cannot starve the writes, and a batch
     // of them started together ends together: counted, their outcomes would hold the next claim until
     // they were written, and every slot would sit idle for a write and a claim.
-    const unrecorded = this.fasterThanRoundTrip ? this.outcomes.size : 0;
-    const want = Math.min(this.batch, this.holdings.free(window) - unrecorded);
+    const unrecorded = this.window.fasterThanRoundTrip ? this.outcomes.size : 0;
+    const want = Math.min(this.window.batch, this.holdings.free(this.window.inHand(shape)) - unrecorded);
     const room = this.limiter.allowance(want);
     // A claim waits until a quarter of a batch is free, so it is worth its round trip; but when the rate
     // limit is what holds it back, what the window has left is all it will ever get: claim that.
-    const worthIt = groupedAhead ? Math.min(GROUPED_CLAIM * capacity * depth, this.batch) : Math.max(1, Math.floor((this.paced || this.grouped ? capacity : this.batch) / 4));
-    if (room >= worthIt || (room > 0 && room < want)) {
-      this.claimInFlight = this.claimBatch(room, depth);
+    if (room >= this.window.worthClaiming(shape) || (room > 0 && room < want)) {
+      this.claimInFlight = this.claimBatch(room, shape.depth);
       return;
     }
     if (want > 0 && room === 0) this.armRateWake();
     if (unrecorded > 0 && this.holdings.runningCount === 0) this.outcomes.flushNow();
-  }
-
-  /** The jobs this worker keeps in hand, running and prefetched (see pump). */
-  private window(capacity: number, groupedAhead: boolean, depth: number): number {
-    if (groupedAhead) return GROUPED_WINDOW * capacity * depth;
-    if (this.paced || this.grouped) return capacity;
-    return this.fasterThanRoundTrip ? 2 * this.batch : this.slowWindow(capacity);
-  }
-
-  /**
-   * The jobs a worker of jobs slower than a round trip keeps in hand, running and prefetched: a batch,
-   * or its slots and what they finish in four claims' round trips (the average's: a claim's round trip
-   * varies twofold under load) if that is more, at most two batches. So a slot that frees is refilled
-   * from the buffer while the next claim is on its way rather than waiting for it.
-   */
-  private slowWindow(capacity: number): number {
-    const settled = this.jobsTimed >= SETTLED_SAMPLES && this.claimsTimed >= SETTLED_SAMPLES;
-    const roundTrips = settled ? Math.ceil((4 * capacity * this.roundTripMs) / this.jobMs) : 0;
-    return Math.max(this.batch, Math.min(capacity + roundTrips, 2 * this.batch));
   }
 
   /**
@@ -512,12 +461,7 @@ export class QueueWorker {
       await this.yieldIfBusy();
       const sent = performance.now();
       const { entries: jobs, result } = await this.claim(limit, { serialDepth });
-      // A worker's first claim parses and plans its statement on a connection that never ran it and
-      // loads the tables' catalog entries (20-50 ms on a small host): no measure of a round trip.
-      if (this.claimsSent++ > 0) {
-        this.roundTripMs += (performance.now() - sent - this.roundTripMs) / 8;
-        this.claimsTimed++;
-      }
+      this.window.claimReturned(performance.now() - sent);
       if (this.stopping) {
         for (const entry of jobs) this.leases.release(entry);
         return;
@@ -545,7 +489,7 @@ export class QueueWorker {
         // A wake-up that arrived while the claim was in flight may be for a job the claim's snapshot missed.
         this.exhausted = true;
         // The backlog is gone: start small again next time.
-        this.batch = this.config.batchSize;
+        this.window.reset();
       }
     } catch (error) {
       this.storeError("claim", error);
@@ -648,8 +592,7 @@ export class QueueWorker {
     if (group !== null) this.busyGroups!.add(group);
     const started = performance.now();
     void this.executor.run(entry).then((outcome) => {
-      this.jobMs += (performance.now() - started - this.jobMs) / 8;
-      this.jobsTimed++;
+      this.window.jobRan(performance.now() - started);
       this.holdings.ended(entry);
       if (group !== null) this.busyGroups!.delete(group);
       if (!entry.released) this.executor.settle(entry.job, outcome).catch((error) => this.storeError("settle", error));
@@ -676,8 +619,7 @@ export class QueueWorker {
     if (entries.length === 0) return;
     const started = performance.now();
     void this.executor.runBatch(entries).then((outcomes) => {
-      this.jobMs += ((performance.now() - started) / entries.length - this.jobMs) / 8;
-      this.jobsTimed++;
+      this.window.jobRan((performance.now() - started) / entries.length);
       entries.forEach((entry, i) => {
         this.holdings.ended(entry);
         if (!entry.released) this.executor.settle(entry.job, outcomes[i]!).catch((error) => this.storeError("settle", error));
@@ -825,10 +767,6 @@ export class QueueWorker {
     const now = this.deps.clock.now();
     if (result.retryAt !== null) return result.retryAt;
     return now + (result.held === "paused" ? this.deps.pollIntervalMs : HOLD_POLL_MS);
-  }
-
-  private grow(): void {
-    if (this.batch < this.maxBatch) this.batch = Math.min(this.maxBatch, this.batch * 2);
   }
 
   private storeError(operation: string, error: unknown): void {

@@ -61,7 +61,7 @@ describe("fairness across processes", () => {
     const burstMeanwhile = burst.filter((r) => r.start >= enqueuedAt && r.start <= lastOther).length;
     // The claims' share: a's jobs claimed once b..k were committed (a claim's time is when its worker
     // sent it). A job of a's claimed before was in a worker's hand already (up to four capacities per
-    // process: GROUPED_WINDOW) and starts in turn.
+    // process: see ClaimWindow) and starts in turn.
     const burstClaimedMeanwhile = burst.filter((r) => r.claimedAt !== null && r.claimedAt >= committedAt && r.start <= lastOther).length;
     const burstByThen = burst.filter((r) => r.start <= lastOther).length;
     console.info(
