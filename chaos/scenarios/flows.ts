@@ -13,24 +13,15 @@ import { judgeJobs } from "../verdict/jobs.js";
 import { pause, until } from "../wait.js";
 import type { ComposerConfig } from "../processes/composer.js";
 import { FLOW_QUEUES } from "../processes/flow-queues.js";
-import type { WorkerConfig } from "../processes/worker.js";
 import type { Environment } from "./environment.js";
 import { Flight } from "./flight.js";
+import { listJobs, workerConfig } from "./queue-run.js";
 
 const QUEUES = Object.values(FLOW_QUEUES);
 
-async function listJobs(env: Environment): Promise<FlowFinal[]> {
-  const jobs: FlowFinal[] = [];
-  for (const queue of QUEUES) {
-    let before: string | undefined;
-    for (;;) {
-      const page = await until(() => env.observer.jobs.list({ queue, limit: 500, ...(before ? { before } : {}) }), "a page of jobs", 60_000);
-      jobs.push(...page.map((j) => ({ id: j.id, status: j.status, attempts: j.attempts, queue: j.queue, parentId: j.parentId, key: j.key, createdAt: j.createdAt })));
-      if (page.length < 500) break;
-      before = page[page.length - 1]!.id;
-    }
-  }
-  return jobs;
+async function listFinals(env: Environment): Promise<FlowFinal[]> {
+  const jobs = (await Promise.all(QUEUES.map((queue) => listJobs(env, queue)))).flat();
+  return jobs.map((j) => ({ id: j.id, status: j.status, attempts: j.attempts, queue: j.queue, parentId: j.parentId, key: j.key, createdAt: j.createdAt }));
 }
 
 export async function runFlows(env: Environment): Promise<ScenarioReport> {
@@ -47,19 +38,9 @@ export async function runFlows(env: Environment): Promise<ScenarioReport> {
       `${settings.workers} workers × concurrency ${settings.concurrency}, lease ${settings.leaseMs} ms, rescue every ${settings.rescueMs} ms, ${planned} × SIGKILL of a busy worker (every third of a composer), replaced at once`,
   );
   const flight = new Flight(env.ledgerDir);
-  const workerConfig: WorkerConfig = {
-    ...env.childBase(),
-    leaseMs: settings.leaseMs,
-    rescueMs: settings.rescueMs,
-    pollMs: env.store === "sqlite" ? settings.sqlitePollMs : 2_000,
-    concurrency: settings.concurrency,
-    workMs: settings.workMs,
-    poolMax: settings.poolMax,
-    sharedPool: false,
-    flows: true,
-  };
+  const config = workerConfig(env, { flows: true });
   const composerConfig: ComposerConfig = { ...env.childBase(), keysPerMode: 4, debounceMs, throttleMs };
-  const spawnWorker = async () => env.processes.spawn("worker", "worker.ts", workerConfig).waitFor("ready", 90_000);
+  const spawnWorker = async () => env.processes.spawn("worker", "worker.ts", config).waitFor("ready", 90_000);
   const spawnComposer = async () => env.processes.spawn("composer", "composer.ts", composerConfig).waitFor("ready", 90_000);
   await Promise.all(Array.from({ length: settings.workers }, spawnWorker));
   await Promise.all(Array.from({ length: composers }, spawnComposer));
@@ -116,7 +97,7 @@ export async function runFlows(env: Environment): Promise<ScenarioReport> {
 
   const { records, faults: torn } = readLedgers(env.ledgerDir);
   for (const t of torn) report.failures.push(`ledger fault in ${t.file} line ${t.line}: ${t.text}`);
-  const finals = await listJobs(env);
+  const finals = await listFinals(env);
   const jobs = judgeJobs(records, finals, { leaseMs: settings.leaseMs, rescueMs: settings.rescueMs });
   const flows = judgeFlows(records, finals, { throttleMs });
   const calls = records.filter((r) => r.k === "ack");

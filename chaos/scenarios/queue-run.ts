@@ -3,6 +3,7 @@
  * faults injected one after another while a backlog waits, then every job driven to its end and
  * judged against the ledger. Each queue scenario supplies only its fault (`QueueFault`).
  */
+import type { Job } from "../../src/index.js";
 import type { ChaosProcess } from "../children.js";
 import { readLedgers } from "../ledger.js";
 import { emptyReport, recordVerdict, type ScenarioReport } from "../report.js";
@@ -38,15 +39,32 @@ export interface QueueFault {
   inject(ctl: QueueControl, i: number): Promise<string>;
 }
 
-async function listJobs(env: Environment): Promise<FinalJob[]> {
-  const jobs: FinalJob[] = [];
+/** Every job of `queue` as the observer reads it at the end, page by page. */
+export async function listJobs(env: Environment, queue: string): Promise<Job[]> {
+  const jobs: Job[] = [];
   let before: string | undefined;
   for (;;) {
-    const page = await until(() => env.observer.jobs.list({ queue: "chaos", limit: 500, ...(before ? { before } : {}) }), "a page of jobs", 60_000);
-    jobs.push(...page.map((j) => ({ id: j.id, status: j.status, attempts: j.attempts })));
+    const page = await until(() => env.observer.jobs.list({ queue, limit: 500, ...(before ? { before } : {}) }), "a page of jobs", 60_000);
+    jobs.push(...page);
     if (page.length < 500) return jobs;
     before = page[page.length - 1]!.id;
   }
+}
+
+/** A worker process's config for the scenario's settings (`extra`: what a scenario sets beyond them). */
+export function workerConfig(env: Environment, extra: Partial<WorkerConfig> = {}): WorkerConfig {
+  const { settings } = env;
+  return {
+    ...env.childBase(),
+    leaseMs: settings.leaseMs,
+    rescueMs: settings.rescueMs,
+    pollMs: env.store === "sqlite" ? settings.sqlitePollMs : 2_000,
+    concurrency: settings.concurrency,
+    workMs: settings.workMs,
+    poolMax: settings.poolMax,
+    sharedPool: false,
+    ...extra,
+  };
 }
 
 export async function runQueueScenario(env: Environment, fault: QueueFault): Promise<ScenarioReport> {
@@ -60,16 +78,7 @@ export async function runQueueScenario(env: Environment, fault: QueueFault): Pro
       `${settings.jobs} jobs then a backlog kept ≥ ${settings.keepBacklog / 2}, ${planned} × ${fault.describe(env)}${env.store === "sqlite" ? `, poll ${settings.sqlitePollMs} ms` : ""}, ledger fsync ${settings.fsync ? "on" : "off"}`,
   );
   const flight = new Flight(env.ledgerDir);
-  const workerConfig: WorkerConfig = {
-    ...env.childBase(),
-    leaseMs: settings.leaseMs,
-    rescueMs: settings.rescueMs,
-    pollMs: env.store === "sqlite" ? settings.sqlitePollMs : 2_000,
-    concurrency: settings.concurrency,
-    workMs: settings.workMs,
-    poolMax: settings.poolMax,
-    sharedPool: fault.sharedPool === true,
-  };
+  const config = workerConfig(env, { sharedPool: fault.sharedPool === true });
   const counts = async () => {
     const [row] = await env.observer.jobs.counts("chaos");
     return row?.counts ?? { pending: 0, running: 0, succeeded: 0, failed: 0, cancelled: 0 };
@@ -79,7 +88,7 @@ export async function runQueueScenario(env: Environment, fault: QueueFault): Pro
     flight,
     workers: () => env.processes.alive("worker"),
     async spawnWorker() {
-      const w = env.processes.spawn("worker", "worker.ts", workerConfig);
+      const w = env.processes.spawn("worker", "worker.ts", config);
       await w.waitFor("ready", 90_000);
       return w;
     },
@@ -146,7 +155,7 @@ export async function runQueueScenario(env: Environment, fault: QueueFault): Pro
 
   const { records, faults: torn } = readLedgers(env.ledgerDir);
   for (const t of torn) report.failures.push(`ledger fault in ${t.file} line ${t.line}: ${t.text}`);
-  const finals = await listJobs(env);
+  const finals: FinalJob[] = (await listJobs(env, "chaos")).map((j) => ({ id: j.id, status: j.status, attempts: j.attempts }));
   const v = judgeJobs(records, finals, { leaseMs: settings.leaseMs, rescueMs: settings.rescueMs });
   report.items = `${v.acked.toLocaleString("en-US")} jobs acknowledged (${v.inTable.toLocaleString("en-US")} in the table), ${v.executions.toLocaleString("en-US")} executions`;
   report.faults = faults;
