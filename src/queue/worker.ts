@@ -578,8 +578,11 @@ export class QueueWorker {
    * one running here (under groupConcurrency 1): it starts when that one ends.
    */
   private launchBuffered(capacity: number): void {
-    this.holdings.launchPrefetched(capacity, this.busyGroups, (entry) => this.launch(entry));
+    this.holdings.launchPrefetched(capacity, this.busyGroups, this.launchOne);
   }
+
+  /** `launch`, bound once: pump hands it to the holdings on every job's end. */
+  private readonly launchOne = (entry: HeldJob): void => this.launch(entry);
 
   private launch(entry: HeldJob): void {
     // Prefetched while this process was stalled (a long synchronous handler, a frozen process) past
