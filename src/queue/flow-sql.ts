@@ -1,7 +1,7 @@
 import { atomically, type SqlDb, type SqlStatement, type SqlTx } from "../db/sql-db.js";
 import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./bucket.js";
 import type { Job } from "./job.js";
-import { byClaimOrder, toJob, type JobRow } from "./rows.js";
+import { byClaimOrder, setStarted, toJob, type JobRow } from "./rows.js";
 import { jobColumns } from "./payloads.js";
 import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, FlowDialect, GroupCounts, PauseRow, SlotHold } from "./store.js";
 
@@ -45,7 +45,7 @@ export class FlowSql {
 
   /**
    * A grouped claim on PostgreSQL without rate buckets: one call of `tickwork_claim_grouped`
-   * (migration 17) walks the groups and starts their jobs, each group under a lock of its own (not
+   * (migration 19) walks the groups and starts their jobs, each group under a lock of its own (not
    * the queue's: claims of other groups walk and start beside it). Claims at the same time start from
    * the same shared cursor; one that finds a group locked by another passes it and walks on, up to
    * GROUP_PROBES groups per group wanted beyond what it asks for. Only their last step, moving the
@@ -55,9 +55,9 @@ export class FlowSql {
     const { limits } = p;
     const depth = limits.groupConcurrency === 1 ? Math.max(1, p.serialDepth ?? 1) : 1;
     const groups = Math.ceil(p.limit / depth);
-    const [row] = await this.db.query<{ claim: GroupedClaim }>(`SELECT tickwork_claim_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS claim`, [
+    const [row] = await this.db.query<{ claim: GroupedClaim }>(`SELECT tickwork_claim_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS claim`, [
       p.queue, p.limit, limits.groupConcurrency ?? null, limits.groupWeights ? JSON.stringify(limits.groupWeights) : null, p.after ?? null,
-      p.now, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null, GROUP_PROBES * groups, depth,
+      p.now, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null, GROUP_PROBES * groups, depth, p.start ?? null,
     ]);
     const claim = row!.claim;
     const jobs = claim.jobs.map((job) => toJob(job, false)).sort(byClaimOrder);
@@ -312,7 +312,18 @@ function* startJobs(tx: SqlTx, d: FlowDialect, p: ClaimParams & { ids: string[] 
      RETURNING ${d.postgres ? (joined ? "tickwork_jobs.*" : "*") : jobColumns(false, { returning: true })}`,
     [idList ? idList.value : p.want, p.workerId, p.leaseUntil, p.now, p.queueMaxAttempts ?? null, ...(idList ? [] : [p.queue])],
   );
-  return rows.map((row) => toJob(row, d.payloadIsText)).sort(byClaimOrder);
+  const jobs = rows.map((row) => toJob(row, d.payloadIsText)).sort(byClaimOrder);
+  // Past the first `start` (in the walk's order for picked ids, else claim order) the jobs are held
+  // for the worker, not started, until it marks them; in the claim's transaction, so never both.
+  const start = p.start ?? jobs.length;
+  if (jobs.length <= start) return jobs;
+  const claimed = new Set(jobs.map((j) => j.id));
+  const order = p.ids === null ? jobs.map((j) => j.id) : p.ids.filter((id) => claimed.has(id));
+  const held = new Set(order.slice(start));
+  const list = inList(d, 1, [...held], "bigint");
+  yield* tx.query(`UPDATE tickwork_jobs SET started_at = NULL WHERE id ${list.sql}`, [list.value]);
+  for (const job of jobs) if (held.has(job.id)) setStarted(job, null);
+  return jobs;
 }
 
 /** Whether a job of `queue` is due and pending: what a cap that cut a claim short may be holding back. */

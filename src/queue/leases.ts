@@ -66,7 +66,7 @@ export class Leases {
    * when its lease lapsed before it started (this process stalled; another worker may hold it now,
    * and then the fenced release is refused).
    */
-  release(entry: HeldJob, reason: "shutdown" | "paused" | "lease_lapsed" = "shutdown"): void {
+  release(entry: HeldJob, reason: "shutdown" | "paused" | "lease_lapsed" | "not_started" = "shutdown"): void {
     if (entry.released) return;
     entry.released = true;
     const { job } = entry;

@@ -19,12 +19,12 @@ const OFFER = `
   ON CONFLICT (queue, worker_id, slot) DO UPDATE SET until = excluded.until`;
 
 /**
- * The ids of the jobs handed to worker $2 of queue $1 (written running at their enqueue, which a
- * claim never does: it starts a job after its insert) still running under its id.
+ * The ids of the jobs handed to worker $2 of queue $1 and not started yet: written running at their
+ * enqueue, not started (its prefetched claims answer too; the worker passes over the jobs it holds).
  */
 const HANDED_IDS = `
   SELECT id::text AS id FROM tickwork_jobs
-  WHERE worker_id = $2 AND status = 'running' AND queue = $1 AND attempts = 1 AND started_at = created_at`;
+  WHERE worker_id = $2 AND status = 'running' AND queue = $1 AND started_at IS NULL`;
 
 /**
  * Renews slots $3 of a worker to $4, passing over those taken meanwhile (until 0), and answers the

@@ -3,7 +3,7 @@ import { FlowSql } from "./flow-sql.js";
 import { QueueAnnouncer } from "./announcer.js";
 import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
-import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, newJob, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
+import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, newJob, setStarted, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
 import { endedChild, propagate, type EndedChild, type FlowEffects } from "./flow-tree.js";
 import { retryEachGroup, retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
 import { runBody, sqlTx } from "../db/sql-db.js";
@@ -59,9 +59,12 @@ export function parseHandoff(payload: string): HandedJobs | null {
   try {
     const message = JSON.parse(payload) as { q: string; w: string; s: number[]; at?: number; j?: [string, string | null, number, number, number, string | null, unknown][]; i?: string[] };
     if (!message.j) return { workerId: message.w, slots: message.s, ids: message.i ?? [] };
-    const jobs = message.j.map(([id, key, priority, runAt, maxAttempts, traceContext, payload]) =>
-      newJob(id, message.q, { key, priority, runAt, maxAttempts, ...(traceContext ? { traceContext } : {}) }, message.at!, true, payload),
-    );
+    const jobs = message.j.map(([id, key, priority, runAt, maxAttempts, traceContext, payload]) => {
+      const job = newJob(id, message.q, { key, priority, runAt, maxAttempts, ...(traceContext ? { traceContext } : {}) }, message.at!, true, payload);
+      // Written running under the worker's lease, not started: the worker marks it as it starts it.
+      setStarted(job, null);
+      return job;
+    });
     return { workerId: message.w, slots: message.s, ids: jobs.map((job) => job.id), jobs };
   } catch {
     return null;
@@ -134,6 +137,8 @@ function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean):
  * A handed row's lease runs from the offer's end, which the worker wrote on its own clock (its now
  * plus OFFER_MS at the last renewal), never from this process's clock: a producer whose clock is
  * behind would otherwise write leases that lapse at once, and the rescuer would run the jobs twice.
+ * A handed row is written not started (started_at null): its worker marks it when its handler is about
+ * to run, so a job handed to a worker that died before hearing of it gets its attempt back.
  * $13 is the number of rows, $14 a worker passed over ('' for none); traced rows add their contexts
  * as $15.
  */
@@ -149,11 +154,11 @@ const insertOffered = (traced: boolean) => `
     UPDATE tickwork_offers o SET until = 0 FROM picked p WHERE o.queue = $1 AND o.worker_id = p.worker_id AND o.slot = p.slot
     RETURNING o.worker_id, o.slot, o.lease_ms, o.max_attempts, p.until AS offered_until, p.n
   ), ins AS (
-    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, waited, created_at, attempts, worker_id, lease_until, started_at${traced ? ", trace_context" : ""})
+    INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, waited, created_at, attempts, worker_id, lease_until${traced ? ", trace_context" : ""})
     SELECT $1, convert_from(substring($2::bytea FROM t.at FOR t.len), 'UTF8')::json, t.key, CASE WHEN o.worker_id IS NULL THEN 'pending' ELSE 'running' END,
            t.priority, t.run_at, CASE WHEN o.worker_id IS NOT NULL AND t.from_queue THEN COALESCE(o.max_attempts, t.max_attempts) ELSE t.max_attempts END,
            t.from_queue, t.group_key, coalesce(t.waited, false), $3::bigint,
-           CASE WHEN o.worker_id IS NULL THEN 0 ELSE 1 END, o.worker_id, o.offered_until + o.lease_ms, CASE WHEN o.worker_id IS NOT NULL THEN $3::bigint END${traced ? ", t.trace_context" : ""}
+           CASE WHEN o.worker_id IS NULL THEN 0 ELSE 1 END, o.worker_id, o.offered_until + o.lease_ms${traced ? ", t.trace_context" : ""}
     FROM unnest($4::int[], $5::int[], $6::text[], $7::int[], $8::bigint[], $9::int[], $10::boolean[], $11::text[], $12::boolean[]${traced ? ", $15::text[]" : ""})
          WITH ORDINALITY AS t(at, len, key, priority, run_at, max_attempts, from_queue, group_key, waited, ${traced ? "trace_context, " : ""}ord)
          LEFT JOIN taken o ON o.n = t.ord
@@ -206,19 +211,27 @@ type Settled = { id: string; waited: boolean; status: JobStatus };
  */
 const SLICE_CHARS = 128 * 1024;
 
-// Exported (with the other statements) for the query-plan tests.
+/**
+ * The plain claim: the first $3 due jobs in claim order, the first $7 of them started now and the
+ * rest held for the worker, not started (started_at null) until it marks them. The ids are picked
+ * once, as an array in claim order; each lookup of it is an InitPlan, so the rows are found by
+ * primary key (see REPLAN) and the started ones are a slice of the same array.
+ * Exported (with the other statements) for the query-plan tests.
+ */
 export const CLAIM_DUE = `
-  UPDATE tickwork_jobs j
-  SET status = 'running', attempts = j.attempts + 1, worker_id = $4, lease_until = $5::bigint, started_at = $2::bigint,
-      max_attempts = CASE WHEN j.max_attempts_from_queue THEN COALESCE($6::int, j.max_attempts) ELSE j.max_attempts END
-  WHERE j.id = ANY(ARRAY(
+  WITH picked AS MATERIALIZED (SELECT ARRAY(
     SELECT id FROM tickwork_jobs
     WHERE queue = $1 AND status = 'pending' AND run_at <= $2
       AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = $1 AND group_key = '')
     ORDER BY priority, run_at, id
     LIMIT $3
     FOR UPDATE SKIP LOCKED
-  ))
+  ) AS ids)
+  UPDATE tickwork_jobs j
+  SET status = 'running', attempts = j.attempts + 1, worker_id = $4, lease_until = $5::bigint,
+      started_at = CASE WHEN j.id = ANY((SELECT ids[1:$7::int] FROM picked)::bigint[]) THEN $2::bigint END,
+      max_attempts = CASE WHEN j.max_attempts_from_queue THEN COALESCE($6::int, j.max_attempts) ELSE j.max_attempts END
+  WHERE j.id = ANY((SELECT ids FROM picked)::bigint[])
   RETURNING ${claimedColumns("postgres", "j.")}`;
 
 /**
@@ -310,13 +323,33 @@ export const HEARTBEAT = `
   SELECT id::text AS id FROM tickwork_jobs
   WHERE id = ANY(ARRAY(SELECT unnest($3::bigint[]))) AND worker_id = $1 AND status = 'running' AND id NOT IN (SELECT id FROM mine)`;
 
+/**
+ * Marks held jobs started ($3) while worker $4 holds the attempt each names and has not started it.
+ * The status is a parameter ($5, 'running') for the reason SETTLE_MANY gives: the primary key is the
+ * only index the planner can use.
+ */
+export const MARK_STARTED = `
+  UPDATE tickwork_jobs j SET started_at = $3::bigint
+  FROM unnest($1::bigint[], $2::int[]) AS o(id, attempt)
+  WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.attempts = o.attempt
+    AND j.worker_id = $4 AND j.status = $5 AND j.started_at IS NULL
+  RETURNING j.id::text AS id`;
+
+/**
+ * Running jobs whose lease lapsed: a started attempt is counted (the job fails when it was the last,
+ * else goes back pending with the attempt in its history); a job claimed but never started (started_at
+ * null: its worker died holding it) goes back pending with the attempt given back and nothing else
+ * changed, as a release would.
+ */
 export const RESCUE_EXPIRED = `
   UPDATE tickwork_jobs j SET
-    status      = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
-    finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::bigint ELSE NULL END,
-    history     = CASE WHEN j.attempts >= j.max_attempts THEN j.history ELSE ${pushHistory("$1::bigint", "'lease_expired'::text", "$4::text")} END,
+    status      = CASE WHEN j.started_at IS NOT NULL AND j.attempts >= j.max_attempts THEN 'failed' ELSE 'pending' END,
+    attempts    = CASE WHEN j.started_at IS NULL THEN j.attempts - 1 ELSE j.attempts END,
+    finished_at = CASE WHEN j.started_at IS NOT NULL AND j.attempts >= j.max_attempts THEN $1::bigint END,
+    history     = CASE WHEN j.started_at IS NULL OR j.attempts >= j.max_attempts THEN j.history ELSE ${pushHistory("$1::bigint", "'lease_expired'::text", "$4::text")} END,
     started_at  = CASE WHEN j.attempts >= j.max_attempts THEN j.started_at END,
-    run_at = LEAST(j.run_at, $1::bigint), last_error = $4, worker_id = NULL, lease_until = NULL
+    last_error  = CASE WHEN j.started_at IS NULL THEN j.last_error ELSE $4 END,
+    run_at = LEAST(j.run_at, $1::bigint), worker_id = NULL, lease_until = NULL
   WHERE j.id = ANY(ARRAY(
     SELECT id FROM tickwork_jobs
     WHERE status = 'running' AND lease_until < $1 AND queue = ANY($2)
@@ -551,8 +584,8 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     if (answered.some((row) => row.id !== null && !row.handedTo)) this.announcer.announce(queue);
   }
 
-  async claimDue({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
-    const rows = await this.db.query<JobRow>(CLAIM_DUE, [queue, now, limit, workerId, leaseUntil, queueMaxAttempts ?? null], REPLAN);
+  async claimDue({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts, start = limit }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
+    const rows = await this.db.query<JobRow>(CLAIM_DUE, [queue, now, limit, workerId, leaseUntil, queueMaxAttempts ?? null, start], REPLAN);
     return rows.map((row) => toJob(row, false)).sort(byClaimOrder);
   }
 
@@ -636,6 +669,13 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
   async heartbeat({ workerId, ids, leaseUntil }: Parameters<QueueStore["heartbeat"]>[0]): Promise<string[]> {
     if (ids.length === 0) return [];
     const rows = await this.db.query<{ id: string }>(HEARTBEAT, [workerId, leaseUntil, arrayLiteral(ids)], REPLAN);
+    return rows.map((r) => r.id);
+  }
+
+  async markStarted({ workerId, jobs, now }: Parameters<QueueStore["markStarted"]>[0]): Promise<string[]> {
+    if (jobs.length === 0) return [];
+    const ids = arrayLiteral(jobs.map((j) => j.id));
+    const rows = await this.db.query<{ id: string }>(MARK_STARTED, [ids, arrayLiteral(jobs.map((j) => j.attempt)), now, workerId, "running"], REPLAN);
     return rows.map((r) => r.id);
   }
 

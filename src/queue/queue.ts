@@ -4,7 +4,7 @@ import { SPAN_KIND, inSpan, messagingAttributes, traceContextOf, type SpanLike, 
 import { InsertBatcher, type Written } from "./inserts.js";
 import type { EnqueuedJob, Job } from "./job.js";
 import { keyModeOf, serialisePayload, toJobFields, toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
-import { newJob } from "./rows.js";
+import { newJob, setStarted } from "./rows.js";
 import type { InsertResult, JobFields, KeyMode, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store.js";
 import type { JobWaits, WaitOptions } from "./waits.js";
 import type { QueueWorker } from "./worker.js";
@@ -179,7 +179,11 @@ export class Queue<P = unknown> {
       const { handedTo } = result;
       const job = newJob(result.id, this.name, rows[i]!, writtenAt, claimed || handedTo !== undefined, items[i]!.payload);
       // Handed to another process's worker: the row is running under its lease.
-      if (handedTo) Object.assign(job, { maxAttempts: handedTo.maxAttempts, lease: { workerId: handedTo.workerId, until: handedTo.leaseUntil } });
+      // Handed to another process's worker: written running under its lease, started when it says so.
+      if (handedTo) {
+        Object.assign(job, { maxAttempts: handedTo.maxAttempts, lease: { workerId: handedTo.workerId, until: handedTo.leaseUntil } });
+        setStarted(job, null);
+      }
       return { ...job, duplicate: false };
     });
     const { logger } = this.deps;

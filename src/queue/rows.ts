@@ -132,6 +132,18 @@ function currentAttempt(job: Job): JobAttempt | null {
 }
 
 /**
+ * Sets when a held job's current attempt started (null: held, not started yet), as its row now says:
+ * a running job's history ends with its current attempt once started.
+ */
+export function setStarted(job: Job, at: number | null): void {
+  const last = job.history.at(-1);
+  if (last && last.outcome === "running" && last.attempt === job.attempts) job.history.pop();
+  job.startedAt = at;
+  const current = currentAttempt(job);
+  if (current) job.history.push(current);
+}
+
+/**
  * The job a row just written is, built from what was written rather than read back: pending, or
  * running its first attempt when it was written claimed (a hand-off).
  */

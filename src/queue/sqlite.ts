@@ -4,7 +4,7 @@ import type { SqliteExecutor } from "../db/sqlite-executor.js";
 import { FlowSql } from "./flow-sql.js";
 import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
-import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
+import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, setStarted, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
 import { endedChild, propagate, type EndedChild } from "./flow-tree.js";
 import { retryEachGroup, retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
 import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } from "./store.js";
@@ -166,7 +166,11 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     );
   }
 
-  async claimDue({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
+  async claimDue({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts, start = limit }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
+    return this.db.transaction(() => holdUnstarted(this.db, this.claimRows({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }), start));
+  }
+
+  private claimRows({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }: Parameters<QueueStore["claimDue"]>[0]): Job[] {
     // `+run_at` keeps run_at out of the index search, so the claim walks tickwork_jobs_claim in its
     // order and stops at LIMIT. Given statistics (ANALYZE, PRAGMA optimize), SQLite otherwise searches
     // run_at <= now across priorities (a skip-scan) and sorts every due job to take the first few, on
@@ -182,6 +186,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     );
     return rows.map((row) => toJob(row, true)).sort(byClaimOrder);
   }
+
 
   async settleMany({ outcomes, now }: { outcomes: JobOutcome[]; now: number }) {
     const refused: string[] = [];
@@ -279,6 +284,19 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       .map((r) => String(r.id));
   }
 
+  async markStarted({ workerId, jobs, now }: Parameters<QueueStore["markStarted"]>[0]): Promise<string[]> {
+    return this.db.transaction(() =>
+      jobs
+        .filter(({ id, attempt }) =>
+          this.db.run(
+            `UPDATE tickwork_jobs SET started_at = ? WHERE id = ? AND attempts = ? AND worker_id = ? AND status = 'running' AND started_at IS NULL`,
+            [now, Number(id), attempt, workerId],
+          ) > 0,
+        )
+        .map(({ id }) => id),
+    );
+  }
+
   async rescueExpired({ queues, now, limit }: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]> {
     if (queues.length === 0) return [];
     return this.db.transaction(() => {
@@ -291,16 +309,19 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
 
   private rescueRows(queues: string[], now: number, limit: number) {
     return this.db.all<RescuedJob & { parent: number | null }>(
+      // A job claimed but never started gets its attempt back (see RESCUE_EXPIRED in queue/postgres.ts).
       `UPDATE tickwork_jobs SET
-         status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
-         finished_at = CASE WHEN attempts >= max_attempts THEN ? ELSE NULL END,
-         history = CASE WHEN attempts >= max_attempts THEN history ELSE ${pushHistory("?", "'lease_expired'", "?")} END,
+         status = CASE WHEN started_at IS NOT NULL AND attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
+         attempts = CASE WHEN started_at IS NULL THEN attempts - 1 ELSE attempts END,
+         finished_at = CASE WHEN started_at IS NOT NULL AND attempts >= max_attempts THEN ? END,
+         history = CASE WHEN started_at IS NULL OR attempts >= max_attempts THEN history ELSE ${pushHistory("?", "'lease_expired'", "?")} END,
          started_at = CASE WHEN attempts >= max_attempts THEN started_at END,
-         run_at = min(run_at, ?), last_error = ?, worker_id = NULL, lease_until = NULL
+         last_error = CASE WHEN started_at IS NULL THEN last_error ELSE ? END,
+         run_at = min(run_at, ?), worker_id = NULL, lease_until = NULL
        WHERE id IN (SELECT id FROM tickwork_jobs WHERE status = 'running' AND lease_until < ?
                     AND queue IN (${queues.map(() => "?").join(", ")}) ORDER BY lease_until LIMIT ?)
        RETURNING CAST(id AS TEXT) AS id, queue, attempts, max_attempts AS maxAttempts, status, parent_id AS parent`,
-      [now, now, LEASE_EXPIRED_ERROR, now, LEASE_EXPIRED_ERROR, now, ...queues, limit],
+      [now, now, LEASE_EXPIRED_ERROR, LEASE_EXPIRED_ERROR, now, now, ...queues, limit],
     );
   }
 
@@ -459,4 +480,16 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       [status, before, limit],
     );
   }
+}
+
+/**
+ * Claimed jobs past the first `start` (in claim order) go back to not started, inside the claim's
+ * transaction: held for the worker until it marks them, their attempt given back if it never does.
+ */
+function holdUnstarted(db: SqliteExecutor, jobs: Job[], start: number): Job[] {
+  const held = jobs.slice(Math.max(0, start));
+  if (held.length === 0) return jobs;
+  db.run(`UPDATE tickwork_jobs SET started_at = NULL WHERE id IN (SELECT value FROM json_each(?))`, [`[${held.map((j) => Number(j.id)).join(",")}]`]);
+  for (const job of held) setStarted(job, null);
+  return jobs;
 }

@@ -48,7 +48,15 @@ export interface QueueStore {
    * their own (`maxAttemptsFromQueue`): the declaration of the process that runs a job is the one
    * that applies to it, and its rescue reads it from the row.
    */
-  claimDue(params: { queue: string; limit: number; now: number; leaseUntil: number; workerId: string; queueMaxAttempts?: number }): Promise<Job[]>;
+  claimDue(params: { queue: string; limit: number; now: number; leaseUntil: number; workerId: string; queueMaxAttempts?: number; start?: number }): Promise<Job[]>;
+
+  /**
+   * Marks claimed jobs of `workerId` that a claim or a hand-off left not started (`startedAt` null)
+   * as started at `now`, each only while the worker still holds the attempt it names; returns the ids
+   * marked. A worker writes this before their handlers run: a lease that lapses on a job never
+   * started gives the attempt back (see rescueExpired).
+   */
+  markStarted(params: { workerId: string; jobs: readonly { id: string; attempt: number }[]; now: number }): Promise<string[]>;
 
   /**
    * The worker's claim: `claimDue` for a queue without shared limits (after checking the queue is not
@@ -108,7 +116,9 @@ export interface QueueStore {
 
   /**
    * Jobs of `queues` whose lease lapsed go back to pending (or to failed when no attempt is left),
-   * their attempt counted. Returns what was rescued. A rescued job keeps its priority and its runAt
+   * their attempt counted when it started; one claimed but never started (its worker died holding
+   * it) goes back pending with the attempt given back, whatever its count: a job no handler started
+   * never fails for lack of attempts. Returns what was rescued. A rescued job keeps its priority and its runAt
    * (only a runAt still ahead of `now`, a job claimed by a process whose clock runs ahead, becomes
    * `now`): it was due before the backlog that arrived while its worker held it, so it runs before
    * that backlog instead of behind it.
@@ -345,6 +355,11 @@ export interface ClaimParams {
    * unset), which runs them one after another. A store may hand fewer.
    */
   serialDepth?: number;
+  /**
+   * How many of the claimed jobs (the first in claim order) start at once; the rest are held for the
+   * worker, not started, until it marks them (`markStarted`). All of them when unset.
+   */
+  start?: number;
 }
 
 /** What held a claim back. */

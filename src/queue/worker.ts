@@ -7,6 +7,7 @@ import { JobAbortedError } from "./errors.js";
 import { JobExecutor } from "./executor.js";
 import type { Job } from "./job.js";
 import { ClaimWindow } from "./claim-window.js";
+import { StartMarks } from "./start-marks.js";
 import { Holdings } from "./holdings.js";
 import { Leases, type HeldJob } from "./leases.js";
 import type { QueueConfig } from "./options.js";
@@ -129,6 +130,8 @@ export class QueueWorker {
   private readonly offer: SlotOffer | null;
   /** How much to claim and keep in hand, from the moving averages of a job's run and a claim's round trip. */
   private readonly window: ClaimWindow;
+  /** The starts of jobs held without starting, written before their handlers run. */
+  private readonly starts: StartMarks;
   /** When this worker last let the event loop run: a yield, or the end of its last busy spell. */
   private lastYield = Date.now();
 
@@ -166,6 +169,11 @@ export class QueueWorker {
       held: () => this.holdings.held(),
       lost: (entry) => this.holdings.forget(entry),
       storeError: (operation, error) => this.storeError(operation, error),
+    });
+    this.starts = new StartMarks({
+      store, clock, workerId: this.workerId,
+      begin: (entry) => this.begin(entry),
+      refused: (entry, error) => this.notStarted(entry, error),
     });
     this.limiter = new RateLimiter(config.rateLimit, clock);
     // Shared limits, pauses of groups and a rate are the claim's to apply, and a batch gathers its
@@ -460,13 +468,16 @@ export class QueueWorker {
     try {
       await this.yieldIfBusy();
       const sent = performance.now();
-      const { entries: jobs, result } = await this.claim(limit, { serialDepth });
+      // The jobs that fit the free slots start at the claim; the rest are held, started as slots free.
+      const start = Math.max(0, this.capacity - this.holdings.runningCount - this.holdings.prefetchedCount);
+      const { entries: jobs, result } = await this.claim(limit, { serialDepth, start });
       this.window.claimReturned(performance.now() - sent);
       if (this.stopping) {
         for (const entry of jobs) this.leases.release(entry);
         return;
       }
-      this.holdings.prefetch(jobs);
+      // Started ones first: they are the ones the free slots run now.
+      this.holdings.prefetch([...jobs.filter((e) => e.job.startedAt !== null), ...jobs.filter((e) => e.job.startedAt === null)]);
       for (const group of this.pausedDuringClaim.splice(0)) {
         if (group === null) this.paused = true;
         this.handBack(group);
@@ -589,18 +600,48 @@ export class QueueWorker {
     // its lease: the store may have given it to another worker already, so it is handed back, never
     // started here (the release is fenced: refused if another worker holds it now).
     if (entry.job.lease && entry.job.lease.until <= this.deps.clock.now()) return this.leases.release(entry, "lease_lapsed");
-    if (this.config.batch) return this.gather(entry);
     this.holdings.started(entry);
-    const group = this.busyGroups ? entry.job.group : null;
-    if (group !== null) this.busyGroups!.add(group);
+    if (this.busyGroups && entry.job.group !== null) this.busyGroups.add(entry.job.group);
+    // Held without starting: its start is written first; its slot (and its group here) is taken meanwhile.
+    if (entry.job.startedAt === null) return this.starts.add(entry);
+    this.begin(entry);
+  }
+
+  /** Runs a launched job once its start is written (or gathers it into its batch). */
+  private begin(entry: HeldJob): void {
+    // Stopping (or aborted by a shutdown's grace) while its start was written: it goes back unrun.
+    if (entry.released || this.stopping || !this.active) {
+      this.leases.release(entry);
+      return this.ended(entry);
+    }
+    if (this.config.batch) return this.gather(entry);
     const started = performance.now();
     void this.executor.run(entry).then((outcome) => {
       this.window.jobRan(performance.now() - started);
-      this.holdings.ended(entry);
-      if (group !== null) this.busyGroups!.delete(group);
+      this.ended(entry);
       if (!entry.released) this.executor.settle(entry.job, outcome).catch((error) => this.storeError("settle", error));
       this.pump();
     });
+  }
+
+  /** A launched job is over here: its slot, and its group's under groupConcurrency 1, are free. */
+  private ended(entry: HeldJob): void {
+    this.holdings.ended(entry);
+    if (this.busyGroups && entry.job.group !== null) this.busyGroups.delete(entry.job.group);
+  }
+
+  /**
+   * A held job whose start was not written: the store no longer gives it to this worker (its lease
+   * lapsed, it was cancelled), or the write failed, and then it is released, unrun, its attempt given
+   * back (a fenced write; if that fails too, its lease lapses and the rescue gives it back).
+   */
+  private notStarted(entry: HeldJob, error?: unknown): void {
+    if (error !== undefined) {
+      this.storeError("markStarted", error);
+      this.leases.release(entry, "not_started");
+    }
+    this.ended(entry);
+    this.pump();
   }
 
   /**
@@ -730,7 +771,7 @@ export class QueueWorker {
    * due, so a claim that got all it asked for was held back by the cap; `asked` is what the worker
    * would have claimed without it.
    */
-  private async claim(limit: number, { asked = limit, cutBySlots = this.slotsShort, serialDepth = 1 } = {}): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
+  private async claim(limit: number, { asked = limit, cutBySlots = this.slotsShort, serialDepth = 1, start = limit } = {}): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
     const now = this.deps.clock.now();
     const leaseUntil = now + this.config.leaseMs;
     const result = await this.deps.store.claim({
@@ -743,6 +784,7 @@ export class QueueWorker {
       limits: this.claimLimits,
       after: this.cursor,
       ...(serialDepth > 1 ? { serialDepth } : {}),
+      ...(start < limit ? { start } : {}),
     });
     this.cursor = result.cursor;
     this.paused = result.paused;
@@ -750,7 +792,9 @@ export class QueueWorker {
     // How long each started job waited since it was due: the time spent on the queue's limits.
     if (this.config.limits && result.jobs.length) this.deps.logger.debug("queue.limited_claim", { queue: this.config.name, started: result.jobs.length, waitedMs: result.jobs.map((j) => Math.max(0, now - j.runAt)) });
     this.limiter.started(result.jobs.length);
-    return { entries: this.leases.hold(result.jobs, leaseUntil), result };
+    // A job held here already (a renewal of the offer read it as handed while the claim was on its
+    // way) is held once.
+    return { entries: this.leases.hold(result.jobs.filter((job) => !this.holdings.holds(job.id)), leaseUntil), result };
   }
 
   /** Logs what holds the queue's claims back, once per change (`queue.throttled`, `queue.unthrottled`). */

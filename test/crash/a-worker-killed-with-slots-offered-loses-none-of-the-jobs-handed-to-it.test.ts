@@ -9,13 +9,14 @@ const SLACK_MS = 10_000;
  * An idle worker offers its free slots to other processes' enqueues, which write their jobs running
  * under its lease (a hand-off across processes). Killed with its offer standing, it strands the jobs
  * enqueued into its slots before the offer lapses; they must come back like any job of a dead worker:
- * when their lease lapses, by the next rescue pass of a live engine.
+ * when their lease lapses, by the next rescue pass of a live engine. No handler started them, so they
+ * have spent no attempt: on a queue of maxAttempts 1 each still runs, once.
  */
 describe("a worker killed with slots offered (PostgreSQL)", () => {
   const setup = crashHarness();
 
   it("loses none of the jobs enqueued into its slots: each runs once, elsewhere, after its lease", async () => {
-    const s = await setup("postgres", { lease: `${LEASE_MS}ms` });
+    const s = await setup("postgres", { lease: `${LEASE_MS}ms`, maxAttempts: 1 });
     const victim = s.spawnWorker();
     await victim.ready;
     const offered = async () =>
@@ -28,7 +29,7 @@ describe("a worker killed with slots offered (PostgreSQL)", () => {
     const handed = jobs.filter((job) => job.status === "running" && job.lease?.workerId === victim.workerId);
     expect(handed.length, "jobs handed to the dead worker").toBeGreaterThan(0);
     const rows = new Map((await s.db.jobs()).map((row) => [row.id, row]));
-    for (const job of handed) expect(rows.get(job.id)).toMatchObject({ status: "running", workerId: victim.workerId, attempts: 1 });
+    for (const job of handed) expect(rows.get(job.id)).toMatchObject({ status: "running", workerId: victim.workerId, attempts: 1, started: false });
 
     const rescuer = s.spawnWorker();
     await rescuer.ready;
@@ -45,6 +46,8 @@ describe("a worker killed with slots offered (PostgreSQL)", () => {
     const executions = await s.db.executions();
     expect(executions.map((e) => e.jobId).sort()).toEqual(jobs.map((j) => j.id).sort());
     expect(new Set(executions.map((e) => e.pid))).toEqual(new Set([rescuer.pid]));
+    expect(executions.map((e) => e.attempt)).toEqual(jobs.map(() => 1));
+    for (const job of await s.db.jobs()) expect(job.attempts, `job ${job.id}'s attempts`).toBe(1);
     // Past the deadlines above (the offer's 20 s, the run's, two spawns) with room for the setup.
   }, 20_000 + LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS + 2 * 30_000 + 30_000);
 });

@@ -52,7 +52,7 @@ describe.each([
   });
 
   it.each(["force_custom_plan"])("the claim walks the claim index to its limit and sorts nothing (%s)", async (mode) => {
-    const plan = await preparedPlan(client, CLAIM_DUE, ["emails", NOW, 500, "w1/emails", NOW + 20_000, 5], mode);
+    const plan = await preparedPlan(client, CLAIM_DUE, ["emails", NOW, 500, "w1/emails", NOW + 20_000, 5, 500], mode);
     expect(plan, plan.join(" > ")).toContain("Index Scan(tickwork_jobs_claim)");
     expect(plan.some((s) => /^(Bitmap )?Index Scan\(tickwork_jobs_pkey\)$/.test(s)), plan.join(" > ")).toBe(true);
     expect(plan.filter((s) => s.startsWith("Sort") || s.startsWith("Seq Scan") || s.startsWith("Hash")), plan.join(" > ")).toEqual([]);

@@ -65,7 +65,7 @@ describe("PostgreSQL: the hot queries on a table of mostly finished jobs", () =>
   const PENDING = ["tickwork_jobs_claim"];
   const RUNNING = ["tickwork_jobs_lease"];
   const statements = [
-    { name: "the claim", sql: CLAIM_DUE, params: ["emails", NOW, 10, "w2/emails", NOW + 20_000, 5], uses: [PENDING], prepared: false },
+    { name: "the claim", sql: CLAIM_DUE, params: ["emails", NOW, 10, "w2/emails", NOW + 20_000, 5, 10], uses: [PENDING], prepared: false },
     { name: "the heartbeat (by the ids the worker holds)", sql: HEARTBEAT, params: ["w1/emails", NOW + 20_000, "{100011,100012,100013}"], uses: [["tickwork_jobs_pkey", "tickwork_jobs_lease"]], prepared: false },
     { name: "the rescue of lapsed leases", sql: RESCUE_EXPIRED, params: [NOW, ["emails", "reports"], 1000, "lease expired"], uses: [["tickwork_jobs_lease"]], prepared: false },
     { name: "the next wake-up (a due job or a lapsing lease)", sql: NEXT_WAKE, params: [["emails", "reports"], true], uses: [PENDING, RUNNING], prepared: true },

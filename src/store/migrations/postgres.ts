@@ -18,7 +18,7 @@ const CLAIMED_COLUMNS = `j.id, j.queue, j.key, j.group_key, j.status, j.priority
  * due: a group that takes one job takes that one, without looking up its jobs again. With `json`
  * (step 17) the jobs are answered as json with the plain claim's columns.
  */
-const startTakenGroups = (firsts: boolean, json = false) => `        IF array_length(v_groups, 1) > 0 THEN
+const startTakenGroups = (firsts: boolean, json = false, start = false) => `        IF array_length(v_groups, 1) > 0 THEN
           v_share := ceil(p_want::numeric / array_length(v_groups, 1));
           -- A group whose room, not its share, bounds what it takes may have due jobs left waiting on the cap.
           IF p_cap IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(v_groups, v_rooms) AS g(k, room)
@@ -31,7 +31,7 @@ const startTakenGroups = (firsts: boolean, json = false) => `        IF array_le
           ), asked AS (
             SELECT weighted.k, weighted.w, weighted.ord, least(weighted.room, v_share * weighted.w, p_want) AS m${firsts ? ", weighted.first" : ""} FROM weighted
           ), picked AS (
-            SELECT x.id FROM asked CROSS JOIN LATERAL (${firsts ? `
+            SELECT x.id${start ? ", row_number() OVER (ORDER BY (x.r - 1) / asked.w, asked.ord, x.r) AS pos" : ""} FROM asked CROSS JOIN LATERAL (${firsts ? `
               SELECT asked.first AS id, 1::bigint AS r WHERE asked.m = 1 AND asked.first IS NOT NULL
               UNION ALL` : ""}
               SELECT h.id, row_number() OVER (ORDER BY h.priority, h.run_at, h.id) AS r FROM (
@@ -41,11 +41,12 @@ const startTakenGroups = (firsts: boolean, json = false) => `        IF array_le
                 ORDER BY t.priority, t.run_at, t.id LIMIT asked.m
               ) AS h
             ) AS x
-            ORDER BY (x.r - 1) / asked.w, asked.ord, x.r
+            ORDER BY ${start ? "pos" : "(x.r - 1) / asked.w, asked.ord, x.r"}
             LIMIT p_want
           ), started AS (
             UPDATE tickwork_jobs j
-            SET status = 'running', attempts = j.attempts + 1, worker_id = p_worker, lease_until = p_lease_until, started_at = p_now,
+            SET status = 'running', attempts = j.attempts + 1, worker_id = p_worker, lease_until = p_lease_until,
+                started_at = ${start ? "CASE WHEN picked.pos <= coalesce(p_start, p_want) THEN p_now END" : "p_now"},
                 max_attempts = CASE WHEN j.max_attempts_from_queue THEN coalesce(p_max_attempts, j.max_attempts) ELSE j.max_attempts END
             FROM picked
             WHERE j.id = picked.id AND j.status = 'pending'
@@ -82,12 +83,13 @@ const RUNNING_PER_TAKEN_GROUP = `(SELECT t.k, t.ord, t.first, (p_cap - running.n
  * groups for the same jobs). From step 17 it answers json, not jsonb, and counts each taken group's
  * running jobs once, in a lateral join. Each step's SQL is the text that step shipped with.
  */
-const claimGroupedFn = (step: 15 | 16 | 17) => {
+const claimGroupedFn = (step: 15 | 16 | 17 | 19) => {
   const depth = step >= 16;
   const json = step >= 17;
+  const start = step >= 19;
   const answer = json ? "json" : "jsonb";
   return `      ${depth ? "CREATE" : "CREATE OR REPLACE"} FUNCTION tickwork_claim_grouped(p_queue text, p_want integer, p_cap integer, p_weights jsonb, p_after text,
-                                                        p_now bigint, p_worker text, p_lease_until bigint, p_max_attempts integer, p_probes integer${depth ? ", p_depth integer DEFAULT 1" : ""})
+                                                        p_now bigint, p_worker text, p_lease_until bigint, p_max_attempts integer, p_probes integer${depth ? ", p_depth integer DEFAULT 1" : ""}${start ? ", p_start integer DEFAULT NULL" : ""})
       RETURNS ${answer} LANGUAGE plpgsql AS $fn$
       DECLARE
         v_paused text[];
@@ -175,7 +177,7 @@ ${json ? `          FROM ${RUNNING_PER_TAKEN_GROUP}
                 FROM unnest(v_taken, v_taken_firsts) WITH ORDINALITY AS t(k, first, ord)) AS g;
 `}        END IF;
         v_held := CASE WHEN v_any_full THEN 'groupConcurrency' WHEN v_any_paused THEN 'paused' END;
-${startTakenGroups(true, json)}        v_cursor := coalesce(v_taken[array_length(v_taken, 1)], v_last);
+${startTakenGroups(true, json, start)}        v_cursor := coalesce(v_taken[array_length(v_taken, 1)], v_last);
 ${moveCursorAndAnswer(json)}      END
       $fn$;
 `;
@@ -908,5 +910,17 @@ ${claimGroupedFn(17)}    `,
         PRIMARY KEY (queue, worker_id, slot)
       );
     `,
+  },
+  {
+    version: 19,
+    name: "attempts: a grouped claim starts only what its worker runs at once",
+    // A worker claims ahead of its free slots (prefetch); a job it holds but has not started must get
+    // its attempt back if the worker dies, so the claim marks started (started_at) only the first
+    // p_start jobs in its order, and the worker marks the rest as it starts them. p_start has a default
+    // (every job started) so that processes of the previous version, calling with 11 arguments, reach
+    // the same function.
+    sql: `
+      DROP FUNCTION tickwork_claim_grouped(text, integer, integer, jsonb, text, bigint, text, bigint, integer, integer, integer);
+${claimGroupedFn(19)}    `,
   },
 ];
