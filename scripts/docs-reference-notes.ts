@@ -16,7 +16,7 @@ export const EVENT_NOTES: Record<string, string> = {
   "job.succeeded": "an attempt succeeded, with `durationMs` (off at the default level, counted by `/metrics` all the same)",
   "job.retry_scheduled": "an attempt failed and the job will run again at `retryAt`",
   "job.failed": "the last attempt failed: the job is `failed` (dead), its error kept",
-  "job.lease_expired": "a dead worker's job was rescued after its lease lapsed",
+  "job.lease_expired": "a dead worker's job was rescued after its lease lapsed (one it held but never started is `pending` again, `attempts` as before its claim)",
   "job.lease_lost": "this worker lost a job's lease; its `ctx.signal` is aborted",
   "job.outcome_refused": "a stale outcome was fenced off: the job is no longer running this attempt here",
   "job.released": "a job handed back, pending again at once and its attempt not counted: prefetched at a stop (`reason`: shutdown) or at a pause of its queue or group in any process (paused), prefetched past its lease while the process stalled (lease_lapsed: never started here, another worker may hold it), or still running when the shutdown grace ran out (shutdown)",
