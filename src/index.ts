@@ -14,6 +14,7 @@ export {
   InvalidDurationError,
   InvalidPayloadError,
   PayloadTooLargeError,
+  SchemaMismatchError,
   StoreUnavailableError,
   RetryAfterError,
   CallTimeoutError,

@@ -55,6 +55,20 @@ export class StoreUnavailableError extends TickworkError {
   }
 }
 
+/**
+ * The database holds a tickwork schema this version does not know (`TW_SCHEMA_UNKNOWN`): its recorded
+ * migration steps are not this version's, as when it was migrated by an unreleased build. Nothing is
+ * changed; migrate a new database (or PostgreSQL schema), or drop its `tickwork_` tables.
+ */
+export class SchemaMismatchError extends TickworkError {
+  constructor(readonly version: number, readonly recorded: string, readonly expected: string) {
+    super(
+      "TW_SCHEMA_UNKNOWN",
+      `the database's tickwork schema is not this version's: its migration ${version} is "${recorded}", this version's is "${expected}" (migrated by an unreleased build?); migrate a new database or schema, or drop its tickwork_ tables`,
+    );
+  }
+}
+
 /** An outbound call (a delivery's send, a fan-out's push, an HTTP attempt) that did not answer within its timeout. */
 export class CallTimeoutError extends TickworkError {
   constructor(ms: number) {

@@ -44,9 +44,9 @@ export class FlowSql {
   }
 
   /**
-   * A grouped claim on PostgreSQL without rate buckets: one call of `tickwork_claim_grouped`
-   * (migration 19) walks the groups and starts their jobs, each group under a lock of its own (not
-   * the queue's: claims of other groups walk and start beside it). Claims at the same time start from
+   * A grouped claim on PostgreSQL without rate buckets: one call of `tickwork_claim_grouped` (in
+   * store/migrations/postgres/) walks the groups and starts their jobs, each group under a lock of its
+   * own (not the queue's: claims of other groups walk and start beside it). Claims at the same time start from
    * the same shared cursor; one that finds a group locked by another passes it and walks on, up to
    * GROUP_PROBES groups per group wanted beyond what it asks for. Only their last step, moving the
    * cursor forward, waits for the claim before it to commit.
@@ -65,7 +65,7 @@ export class FlowSql {
   }
 
   /**
-   * On PostgreSQL one call of `tickwork_hold_slots` (migration 9), so the queue's lock is held only
+   * On PostgreSQL one call of `tickwork_hold_slots` (store/migrations/postgres/), so the queue's lock is held only
    * while the server runs it; on SQLite the same steps in one transaction, under the write lock.
    */
   async holdSlots(p: { queue: string; workerId: string; want: number; cap: number; now: number; until: number }): Promise<SlotHold> {

@@ -269,7 +269,7 @@ const RETRY: RetryStatement = {
  * job's history.
  *
  * Every outcome of a batch in one statement; the WHERE clause is the fence: an outcome applies only
- * while the job still runs the attempt it reports on. The fence compares status with a value from the
+ * while the job still runs the attempt it reports on (and a release, $9, only while its worker holds it). The fence compares status with a value from the
  * input rows rather than the literal 'running' on purpose: with the literal, a plan built on idle-time
  * statistics (about one running row) may drive the join from the running-only partial indexes and
  * compare every running row with every outcome, quadratic in a backlog. This way the primary key is
@@ -290,9 +290,10 @@ export const SETTLE_MANY = `
     finished_at = CASE WHEN o.kind IN ('succeeded', 'failed') THEN $7::bigint END,
     worker_id   = NULL,
     lease_until = NULL
-  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $8::text[])
-       AS o(id, attempt, kind, run_at, error, result, held)
+  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $8::text[], $9::text[])
+       AS o(id, attempt, kind, run_at, error, result, held, worker)
   WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
+    AND (o.worker IS NULL OR j.worker_id = o.worker)
   RETURNING j.id::text AS id, j.waited, j.status`;
 
 /**
@@ -656,7 +657,8 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       results.push(o.kind === "succeeded" ? (o.result ?? null) : null);
     }
     const held = ids.map(() => "running");
-    return [ids, attempts, kinds, runAts, errors, results, now, held];
+    const workers = outcomes.map((o) => (o.kind === "released" ? o.workerId : null));
+    return [ids, attempts, kinds, runAts, errors, results, now, held, workers];
   }
 
   /** Signals the waiters of some awaited jobs, in every process (see subscribeJobs). */

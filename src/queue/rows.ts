@@ -19,7 +19,7 @@ export interface JobRow {
   created_at: number | string;
   started_at: number | string | null;
   finished_at: number | string | null;
-  /** Absent in rows read by statements that name their columns, and in rows written before migration 9/10. */
+  /** Absent in rows read by statements that name their columns. */
   result?: unknown;
   progress?: unknown;
   snoozes?: number;

@@ -264,8 +264,9 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
         );
       case "released":
         return this.db.run(
-          `UPDATE tickwork_jobs SET status = 'pending', attempts = attempts - 1, run_at = min(run_at, ?), started_at = NULL, worker_id = NULL, lease_until = NULL ${fence}`,
-          [now, id, outcome.attempt],
+          `UPDATE tickwork_jobs SET status = 'pending', attempts = attempts - 1, run_at = min(run_at, ?), started_at = NULL, worker_id = NULL, lease_until = NULL
+           ${fence} AND worker_id = ?`,
+          [now, id, outcome.attempt, outcome.workerId],
         );
     }
   }
@@ -365,7 +366,8 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     };
     if (queue !== undefined) add("queue = ?", queue);
     // A failed or cancelled list is written with the status's literal, the condition of its partial
-    // index (migration 10): SQLite uses a partial index only for a query that states its condition.
+    // index (tickwork_jobs_failed, tickwork_jobs_cancelled): SQLite uses a partial index only for a
+    // query that states its condition.
     if (status === "failed" || status === "cancelled") where.push(`status = '${status}'`);
     else if (status !== undefined) add("status = ?", status);
     if (key !== undefined) add("key = ?", key);

@@ -264,8 +264,12 @@ export type JobOutcome =
   | { kind: "succeeded"; id: string; attempt: number; result?: string; parent?: string }
   /** `retryAt` null: no retry, the job fails for good. */
   | { kind: "failed"; id: string; attempt: number; error: string; retryAt: number | null; parent?: string }
-  /** Graceful shutdown: back to pending at once, the attempt not counted, its place kept as a rescue keeps it. */
-  | { kind: "released"; id: string; attempt: number }
+  /**
+   * Back to pending at once (a shutdown, a pause, a lease lapsed before the job started), the attempt
+   * not counted, its place kept as a rescue keeps it. Fenced on `workerId` too: an attempt given back
+   * is claimed again under the same number, and a late release must not reach the new holder's.
+   */
+  | { kind: "released"; id: string; attempt: number; workerId: string }
   /** Back to pending until `runAt`, the attempt not counted, the job's snoozes counted; kept in its history. */
   | { kind: "snoozed"; id: string; attempt: number; runAt: number };
 

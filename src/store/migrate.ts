@@ -1,4 +1,4 @@
-import { InvalidInputError } from "../core/errors.js";
+import { InvalidInputError, SchemaMismatchError } from "../core/errors.js";
 import type { Migration } from "./migrations/migration.js";
 import type { PgExecutor } from "../db/pg-executor.js";
 import type { SqliteExecutor } from "../db/sqlite-executor.js";
@@ -10,7 +10,7 @@ import type { SqliteExecutor } from "../db/sqlite-executor.js";
 export function migrateSqlite(db: SqliteExecutor, migrations: readonly Migration[]): void {
   db.transaction(() => {
     db.exec(`CREATE TABLE IF NOT EXISTS tickwork_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
-    const done = new Set(db.all<{ version: number }>(`SELECT version FROM tickwork_migrations`).map((r) => r.version));
+    const done = applied(db.all<{ version: number; name: string }>(`SELECT version, name FROM tickwork_migrations`), migrations);
     for (const m of sorted(migrations)) {
       if (done.has(m.version)) continue;
       db.exec(m.sql);
@@ -40,9 +40,7 @@ export async function migratePostgres(db: PgExecutor, schemaOption: string | und
     yield* tx.query(
       `CREATE TABLE IF NOT EXISTS ${quoteIdent(schema)}.tickwork_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`,
     );
-    const done = new Set(
-      (yield* tx.query<{ version: number }>(`SELECT version FROM ${quoteIdent(schema)}.tickwork_migrations`)).map((r) => r.version),
-    );
+    const done = applied(yield* tx.query<{ version: number; name: string }>(`SELECT version, name FROM ${quoteIdent(schema)}.tickwork_migrations`), migrations);
     yield* tx.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
     for (const m of sorted(migrations)) {
       if (done.has(m.version)) continue;
@@ -54,6 +52,19 @@ export async function migratePostgres(db: PgExecutor, schemaOption: string | und
 
 export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * The versions a database has applied, once each is known to be this version's step of that number:
+ * a step recorded under another name was written by another build, and nothing is applied over it.
+ */
+function applied(rows: readonly { version: number; name: string }[], migrations: readonly Migration[]): Set<number> {
+  const names = new Map(migrations.map((m) => [m.version, m.name]));
+  for (const { version, name } of rows) {
+    const expected = names.get(version);
+    if (expected !== undefined && expected !== name) throw new SchemaMismatchError(version, name, expected);
+  }
+  return new Set(rows.map((r) => r.version));
 }
 
 function sorted(migrations: readonly Migration[]): Migration[] {

@@ -7,8 +7,9 @@ import type { Target } from "./fixtures/target.js";
 /**
  * How soon a SIGKILLed worker's jobs run again. The dead worker stops heartbeating, so its lease
  * ends at most one lease after the kill (heartbeats renew it to now + lease); the next rescue pass
- * of any live engine, at most one rescue interval later, puts the jobs back to pending with the
- * attempt counted, and wakes that engine's worker, which claims them at once. So an interrupted
+ * of any live engine, at most one rescue interval later, puts the jobs back to pending (the attempt
+ * counted for a job that started, given back for one held unstarted) and wakes that engine's
+ * worker, which claims them at once. So an interrupted
  * job runs again within lease + rescue interval of the kill, plus a claim.
  *
  * With the defaults (lease 20 s, rescueInterval 5 s) that is within 30 s. This test uses a 2 s
@@ -36,11 +37,15 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker killed mid-job o
     const jobs = await s.work.enqueueMany(Array.from({ length: 6 }, (_, n) => ({ payload: { n, workMs: 100, stall: { kind: "until-aborted" as const, ms: 60_000 } } })));
     const victim = s.spawnWorker();
     await eventually(() => victim.named("handler.holding").length === 4, "the victim to be running four jobs", 20_000);
-    const rescuer = s.spawnWorker();
+    // The two held unstarted have their first run in the rescuer: it does ordinary work there.
+    const rescuer = s.spawnWorker({ stalls: false });
     await rescuer.ready;
 
     const claimed = (await s.db.jobs()).filter((j) => j.status === "running" && j.workerId === victim.workerId);
     expect(claimed.map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
+    // Four started, two held unstarted (their starts not written).
+    const started = new Set(claimed.filter((j) => j.started).map((j) => j.id));
+    expect(started.size).toBe(4);
 
     const killedAt = Date.now();
     await victim.kill();
@@ -57,12 +62,14 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker killed mid-job o
       LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS + 10_000,
       50,
     );
-    expect(final.map((j) => j.attempts)).toEqual(jobs.map(() => 2));
+    // The interrupted attempt counted; the one never started given back, so that job runs as attempt 1.
+    expect(final.map((j) => j.attempts)).toEqual(final.map((j) => (started.has(j.id) ? 2 : 1)));
 
-    const reruns = (await s.db.executions()).filter((e) => e.attempt === 2);
+    const reruns = (await s.db.executions()).filter((e) => e.pid !== victim.pid);
     expect(reruns.map((e) => e.jobId).sort()).toEqual(jobs.map((j) => j.id).sort());
     for (const run of reruns) {
       expect(run.pid).toBe(rescuer.pid);
+      expect(run.attempt).toBe(started.has(run.jobId) ? 2 : 1);
       // Not before the dead worker's lease lapsed...
       expect(run.startedAt).toBeGreaterThanOrEqual(leases.get(run.jobId)!);
       // ...and not much after: lease + one rescue pass, with slack.

@@ -45,7 +45,7 @@ const statements = [
     name: "the settle of mixed outcomes",
     sql: SETTLE_MANY,
     args: (ids: string[]) =>
-      `${array(ids)}, ${array(ids.map(() => 1))}, ${array(ids.map(() => "succeeded"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, 5, ${array(ids.map(() => "running"))}`,
+      `${array(ids)}, ${array(ids.map(() => 1))}, ${array(ids.map(() => "succeeded"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, 5, ${array(ids.map(() => "running"))}, ${array(ids.map(() => "NULL"))}`,
   },
   {
     name: "the settle of successes",

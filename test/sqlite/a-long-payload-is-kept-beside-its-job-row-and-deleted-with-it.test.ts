@@ -6,9 +6,6 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTickwork } from "../../src/index.js";
 import { INLINE_PAYLOAD_MAX } from "../../src/queue/payloads.js";
 import { sqlite } from "../../src/store/sqlite.js";
-import { migrateSqlite } from "../../src/store/migrate.js";
-import { sqliteMigrations } from "../../src/store/migrations/sqlite.js";
-import { betterSqliteExecutor } from "../../src/store/better-sqlite3.js";
 import { fakeClock } from "../../src/testing/index.js";
 import type { Tickwork } from "../../src/tickwork.js";
 
@@ -94,20 +91,4 @@ describe("a long payload on SQLite is kept beside its job's row, and deleted wit
     expect(layout(path).beside).toBe(0);
   });
 
-  it("a database of an earlier version keeps its long payloads in the rows, and reads and runs them", async () => {
-    const path = file();
-    const db = new Database(path);
-    migrateSqlite(betterSqliteExecutor(db), sqliteMigrations.filter((m) => m.version < 11));
-    db.prepare(`INSERT INTO tickwork_jobs (queue, payload, status, priority, run_at, max_attempts, created_at) VALUES ('docs', ?, 'pending', 0, ?, 3, ?)`).run(JSON.stringify(text(3_000)), T0, T0);
-    db.close();
-
-    const { tw } = await engineOn(path);
-    const seen: unknown[] = [];
-    tw.queue<{ text: string }>("docs", { handler: (job) => void seen.push(job.payload) });
-    const [old] = await tw.jobs.list({ queue: "docs" });
-    expect(old!.payload).toEqual(text(3_000));
-    while ((await tw.tick()).ran > 0);
-    expect(seen).toEqual([text(3_000)]);
-    expect(layout(path)).toEqual({ where: { [old!.id]: "row" }, beside: 0 });
-  });
 });

@@ -122,7 +122,7 @@ describe("SQLite: the queue's statements on an analyzed table of mostly finished
           { kind: "succeeded", id: d!.id, attempt: 1, result: '{"sent":true}' },
           { kind: "succeeded", id: e!.id, attempt: 1 },
           { kind: "failed", id: b!.id, attempt: 1, error: "boom", retryAt: NOW + 60_000 },
-          { kind: "released", id: c!.id, attempt: 1 },
+          { kind: "released", id: c!.id, attempt: 1, workerId: "w2/emails" },
         ],
       }),
     );

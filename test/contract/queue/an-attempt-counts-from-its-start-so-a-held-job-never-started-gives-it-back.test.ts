@@ -71,4 +71,20 @@ describe.each(allStoreCases())("an attempt counts from its start ($name)", (stor
       expect.arrayContaining([[jobs[0]!.id, "failed"], [jobs[1]!.id, "pending"], [jobs[2]!.id, "failed"]]),
     );
   });
+
+  it("an attempt given back and claimed again under its number is the new holder's: the old holder's late release is refused", async () => {
+    const { tw, clock } = await engine();
+    tw.queue("work", {});
+    const store = tw.store.queue;
+    const { id } = await tw.enqueue("work", {});
+    await store.claimDue({ queue: "work", limit: 1, start: 0, now: T0, leaseUntil: T0 + 30 * SECOND, workerId: "frozen-host/work" });
+    await clock.set(T0 + 30 * SECOND + 1);
+    await store.rescueExpired({ queues: ["work"], now: clock.now(), limit: 10 });
+    const [again] = await store.claimDue({ queue: "work", limit: 1, now: clock.now(), leaseUntil: clock.now() + 30 * SECOND, workerId: "live-host/work" });
+    expect(again).toMatchObject({ id, attempts: 1 });
+    // The frozen worker wakes and hands back what it held, attempt 1: not its own any more.
+    const { refused } = await store.settleMany({ outcomes: [{ kind: "released", id, attempt: 1, workerId: "frozen-host/work" }], now: clock.now() });
+    expect(refused).toEqual([id]);
+    expect(await tw.jobs.get(id)).toMatchObject({ status: "running", attempts: 1, lease: { workerId: "live-host/work" } });
+  });
 });

@@ -3,21 +3,11 @@ import { JOB_STATUSES, type JobStatus } from "../../../src/queue/job.js";
 import type { Tickwork } from "../../../src/tickwork.js";
 import { createTickwork } from "../../../src/index.js";
 import { postgres } from "../../../src/store/postgres.js";
-import { postgresMigrations } from "../../../src/store/migrations/postgres.js";
-import { sqliteMigrations } from "../../../src/store/migrations/sqlite.js";
-import { sqlite } from "../../../src/store/sqlite.js";
-import { migrateSqlite } from "../../../src/store/migrate.js";
-import { openSqlite } from "../../../src/store/sqlite-driver.js";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { DATABASE_URL, allStoreCases, dropSchema, uniqueSchema, withPg } from "../../support/stores.js";
 import { engineFor } from "../../support/queue-fixtures.js";
 
 type Payload = { n: number; fail?: boolean };
 
-/** The migration step this file is about, left out to build a store as an older tickwork left it. */
-const COUNTS_STEP = "job counts kept by the writes themselves, so counting never reads the jobs table";
 
 /** The counts as the jobs themselves say, read row by row through the list API: the oracle. */
 async function countedByListing(tw: Tickwork): Promise<Record<string, Record<JobStatus, number>>> {
@@ -138,61 +128,6 @@ describe("job counts on PostgreSQL", () => {
     } finally {
       await keeper.stop();
       await Promise.allSettled(others.map((tw) => tw.stop()));
-      await dropSchema(schema);
-    }
-  });
-});
-
-describe("the migration that starts the counts", () => {
-  const rows = [
-    ["mail", "pending"], ["mail", "pending"], ["mail", "succeeded"], ["mail", "failed"], ["sms", "running"], ["sms", "cancelled"],
-  ] as const;
-  const expected = [
-    { queue: "mail", counts: { pending: 2, running: 0, succeeded: 1, failed: 1, cancelled: 0 } },
-    { queue: "sms", counts: { pending: 0, running: 1, succeeded: 0, failed: 0, cancelled: 1 } },
-  ];
-  const insert = "INSERT INTO tickwork_jobs (queue, payload, status, run_at, max_attempts, created_at) VALUES ";
-
-  it("counts the jobs a SQLite database already holds", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "tickwork-counts-"));
-    try {
-      const path = join(dir, "jobs.db");
-      // The driver `sqlite()` opens in this runtime (node:sqlite on Node 22 and later): this suite runs there too.
-      const db = openSqlite(path);
-      migrateSqlite(db.executor, sqliteMigrations.filter((m) => m.name !== COUNTS_STEP));
-      db.executor.exec(insert + rows.map(([q, s]) => `('${q}', '{}', '${s}', 0, 5, 0)`).join(", "));
-      db.close();
-      const tw = await createTickwork({ store: sqlite(path), handleSignals: false, logLevel: "warn" });
-      try {
-        expect((await tw.jobs.counts()).sort((a, b) => a.queue.localeCompare(b.queue))).toEqual(expected);
-      } finally {
-        await tw.stop();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it("counts the jobs a PostgreSQL schema already holds", async () => {
-    const schema = uniqueSchema();
-    try {
-      await withPg(async (side) => {
-        await side.query(`CREATE SCHEMA "${schema}"`);
-        await side.query(`SET search_path TO "${schema}"`);
-        await side.query("CREATE TABLE tickwork_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)");
-        for (const m of postgresMigrations.filter((m) => m.name !== COUNTS_STEP)) {
-          await side.query(m.sql);
-          await side.query("INSERT INTO tickwork_migrations VALUES ($1, $2, 0)", [m.version, m.name]);
-        }
-        await side.query(insert + rows.map(([q, s]) => `('${q}', '{}', '${s}', 0, 5, 0)`).join(", "));
-      });
-      const tw = await createTickwork({ store: postgres({ url: DATABASE_URL, schema }), handleSignals: false, logLevel: "warn" });
-      try {
-        expect((await tw.jobs.counts()).sort((a, b) => a.queue.localeCompare(b.queue))).toEqual(expected);
-      } finally {
-        await tw.stop();
-      }
-    } finally {
       await dropSchema(schema);
     }
   });

@@ -62,7 +62,7 @@ describe.each(allStoreCases())("expired leases are rescued and stale outcomes ar
         refusals.push((await store.settleMany({ outcomes: [{ kind: "succeeded", id: job.id, attempt: 1 }], now })).refused);
         refusals.push((await store.settleMany({ outcomes: [{ kind: "failed", id: job.id, attempt: 1, error: "zombie", retryAt: null }], now })).refused);
         refusals.push((await store.settleMany({ outcomes: [{ kind: "failed", id: job.id, attempt: 1, error: "zombie", retryAt: now + 1 }], now })).refused);
-        refusals.push((await store.settleMany({ outcomes: [{ kind: "released", id: job.id, attempt: 1 }], now })).refused);
+        refusals.push((await store.settleMany({ outcomes: [{ kind: "released", id: job.id, attempt: 1, workerId: DEAD_WORKER }], now })).refused);
         during = await tw.jobs.get(job.id);
       },
     });
