@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_DUE, SETTLE_MANY } from "../../src/queue/postgres.js";
+import { CLAIM_DUE, SETTLE_MANY } from "../../src/queue/postgres-sql.js";
 import { postgres } from "../../src/store/postgres.js";
 import { preparedPlan } from "../support/pg-plans.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";

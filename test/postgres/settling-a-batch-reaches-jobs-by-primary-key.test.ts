@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SETTLE_MANY, SETTLE_SUCCEEDED } from "../../src/queue/postgres.js";
+import { SETTLE_MANY, SETTLE_SUCCEEDED } from "../../src/queue/postgres-sql.js";
 import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 
