@@ -119,9 +119,9 @@ export const CLAIM_DUE = `
  * `outcome` (SQL expressions), the oldest dropped past HISTORY_KEPT. In an UPDATE's SET every column
  * reads the row as it was, so `attempts` and `started_at` are the attempt's own.
  */
-const pushHistory = (finishedAt: string, outcome: string, error: string) =>
+const pushHistory = (finishedAt: string, outcome: string, error: string, startedAt = "j.started_at") =>
   `(CASE WHEN jsonb_array_length(coalesce(j.history, '[]'::jsonb)) >= ${HISTORY_KEPT} THEN j.history - 0 ELSE coalesce(j.history, '[]'::jsonb) END)
-     || jsonb_build_array(jsonb_build_object('attempt', j.attempts, 'startedAt', j.started_at, 'finishedAt', ${finishedAt}, 'outcome', ${outcome}, 'error', ${error}))`;
+     || jsonb_build_array(jsonb_build_object('attempt', j.attempts, 'startedAt', ${startedAt}, 'finishedAt', ${finishedAt}, 'outcome', ${outcome}, 'error', ${error}))`;
 
 /** A finished job's last attempt, moved to its history when a retry gives it a fresh set. */
 const KEEP_LAST_ATTEMPT = `history = CASE WHEN j.started_at IS NULL THEN j.history ELSE ${pushHistory(
@@ -149,8 +149,9 @@ export const RETRY: RetryStatement = {
  * job's history.
  *
  * Every outcome of a batch in one statement; the WHERE clause is the fence: an outcome applies only
- * while the job still runs the attempt it reports on (and a release, $9, only while its worker holds it). The fence compares status with a value from the
- * input rows rather than the literal 'running' on purpose: with the literal, a plan built on idle-time
+ * while the job still runs the attempt it reports on (and a release, $9, only while its worker holds
+ * it). $10: when a job held unstarted started, if its mark may not be written yet (see markStarted).
+ * The fence compares status with a value from the input rows rather than the literal 'running' on purpose: with the literal, a plan built on idle-time
  * statistics (about one running row) may drive the join from the running-only partial indexes and
  * compare every running row with every outcome, quadratic in a backlog. This way the primary key is
  * the only index the planner can use, and `j.id = ANY(ARRAY(...))` hands it the batch's ids to look up.
@@ -164,14 +165,14 @@ export const SETTLE_MANY = `
     last_error  = COALESCE(o.error, j.last_error),
     result      = o.result::json,
     history     = CASE WHEN o.kind IN ('retried', 'snoozed')
-                    THEN ${pushHistory("$7::bigint", "CASE WHEN o.kind = 'retried' THEN 'failed' ELSE 'snoozed' END", "o.error")}
+                    THEN ${pushHistory("$7::bigint", "CASE WHEN o.kind = 'retried' THEN 'failed' ELSE 'snoozed' END", "o.error", "COALESCE(j.started_at, o.started)")}
                     ELSE j.history END,
-    started_at  = CASE WHEN o.kind IN ('succeeded', 'failed') THEN j.started_at END,
+    started_at  = CASE WHEN o.kind IN ('succeeded', 'failed') THEN COALESCE(j.started_at, o.started) END,
     finished_at = CASE WHEN o.kind IN ('succeeded', 'failed') THEN $7::bigint END,
     worker_id   = NULL,
     lease_until = NULL
-  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $8::text[], $9::text[])
-       AS o(id, attempt, kind, run_at, error, result, held, worker)
+  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $8::text[], $9::text[], $10::bigint[])
+       AS o(id, attempt, kind, run_at, error, result, held, worker, started)
   WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
     AND (o.worker IS NULL OR j.worker_id = o.worker)
   RETURNING j.id::text AS id, j.waited, j.status`;
@@ -179,10 +180,12 @@ export const SETTLE_MANY = `
 /**
  * SETTLE_MANY for the common batch, every outcome a success: two arrays instead of seven, so the
  * server parses (and the client writes) a third as much per job. Same fence, same primary-key lookup.
+ * Results ($5) and starts ($6) travel as empty arrays when no outcome has one (unnest pads with nulls).
  */
 export const SETTLE_SUCCEEDED = `
-  UPDATE tickwork_jobs j SET status = 'succeeded', finished_at = $3::bigint, result = o.result::json, worker_id = NULL, lease_until = NULL
-  FROM unnest($1::bigint[], $2::int[], $4::text[], $5::text[]) AS o(id, attempt, held, result)
+  UPDATE tickwork_jobs j SET status = 'succeeded', finished_at = $3::bigint, result = o.result::json, worker_id = NULL, lease_until = NULL,
+    started_at = COALESCE(j.started_at, o.started)
+  FROM unnest($1::bigint[], $2::int[], $4::text[], $5::text[], $6::bigint[]) AS o(id, attempt, held, result, started)
   WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
   RETURNING j.id::text AS id, j.waited, j.status`;
 
@@ -205,13 +208,13 @@ export const HEARTBEAT = `
   WHERE id = ANY(ARRAY(SELECT unnest($3::bigint[]))) AND worker_id = $1 AND status = 'running' AND id NOT IN (SELECT id FROM mine)`;
 
 /**
- * Marks held jobs started ($3) while worker $4 holds the attempt each names and has not started it.
- * The status is a parameter ($5, 'running') for the reason SETTLE_MANY gives: the primary key is the
- * only index the planner can use.
+ * Marks held jobs started (each at its $3) while worker $4 holds the attempt each names and has not
+ * started it. The status is a parameter ($5, 'running') for the reason SETTLE_MANY gives: the primary
+ * key is the only index the planner can use.
  */
 export const MARK_STARTED = `
-  UPDATE tickwork_jobs j SET started_at = $3::bigint
-  FROM unnest($1::bigint[], $2::int[]) AS o(id, attempt)
+  UPDATE tickwork_jobs j SET started_at = o.at
+  FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS o(id, attempt, at)
   WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.attempts = o.attempt
     AND j.worker_id = $4 AND j.status = $5 AND j.started_at IS NULL
   RETURNING j.id::text AS id`;

@@ -235,6 +235,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
           arrayLiteral(ids.map(() => "running")),
           // Results are JSON text, quoted by the driver; a batch of jobs that returned nothing sends none.
           outcomes.some((o) => o.result !== undefined) ? outcomes.map((o) => o.result ?? null) : [],
+          startsOf(outcomes),
         ], REPLAN)
       : await this.settleMixed(outcomes, now);
     await this.notifyJobs(applied.filter((r) => r.waited && (r.status === "succeeded" || r.status === "failed")).map((r) => r.id));
@@ -281,7 +282,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     }
     const held = ids.map(() => "running");
     const workers = outcomes.map((o) => (o.kind === "released" ? o.workerId : null));
-    return [ids, attempts, kinds, runAts, errors, results, now, held, workers];
+    return [ids, attempts, kinds, runAts, errors, results, now, held, workers, startsOf(outcomes)];
   }
 
   /** Signals the waiters of some awaited jobs, in every process (see subscribeJobs). */
@@ -297,10 +298,10 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return rows.map((r) => r.id);
   }
 
-  async markStarted({ workerId, jobs, now }: Parameters<QueueStore["markStarted"]>[0]): Promise<string[]> {
+  async markStarted({ workerId, jobs }: Parameters<QueueStore["markStarted"]>[0]): Promise<string[]> {
     if (jobs.length === 0) return [];
     const ids = arrayLiteral(jobs.map((j) => j.id));
-    const rows = await this.db.query<{ id: string }>(MARK_STARTED, [ids, arrayLiteral(jobs.map((j) => j.attempt)), now, workerId, "running"], REPLAN);
+    const rows = await this.db.query<{ id: string }>(MARK_STARTED, [ids, arrayLiteral(jobs.map((j) => j.attempt)), arrayLiteral(jobs.map((j) => j.at)), workerId, "running"], REPLAN);
     return rows.map((r) => r.id);
   }
 
@@ -542,6 +543,11 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     const rows = await this.db.query<{ id: string }>(PRUNE_FINISHED, [status, before, limit], REPLAN);
     return rows.length;
   }
+}
+
+/** When each outcome's job started, for those held unstarted; an empty array when none was (unnest pads with nulls). */
+function startsOf(outcomes: readonly JobOutcome[]): (number | null)[] {
+  return outcomes.some((o) => o.kind !== "released" && o.startedAt !== undefined) ? outcomes.map((o) => (o.kind !== "released" ? (o.startedAt ?? null) : null)) : [];
 }
 
 function firstIndexOfKey(rows: NewJobRow[], key: string): number {

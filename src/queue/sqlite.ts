@@ -37,9 +37,9 @@ const KEY_FREE = `(key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
  * `outcome` (SQL expressions), the oldest dropped past HISTORY_KEPT. In an UPDATE's SET every column
  * reads the row as it was, so `attempts` and `started_at` are the attempt's own.
  */
-const pushHistory = (finishedAt: string, outcome: string, error: string) =>
+const pushHistory = (finishedAt: string, outcome: string, error: string, startedAt = "started_at") =>
   `json_insert(CASE WHEN json_array_length(coalesce(history, '[]')) >= ${HISTORY_KEPT} THEN json_remove(history, '$[0]') ELSE coalesce(history, '[]') END,
-     '$[#]', json_object('attempt', attempts, 'startedAt', started_at, 'finishedAt', ${finishedAt}, 'outcome', ${outcome}, 'error', ${error}))`;
+     '$[#]', json_object('attempt', attempts, 'startedAt', ${startedAt}, 'finishedAt', ${finishedAt}, 'outcome', ${outcome}, 'error', ${error}))`;
 
 /** A finished job's last attempt, moved to its history when a retry gives it a fresh set. */
 const KEEP_LAST_ATTEMPT = `history = CASE WHEN started_at IS NULL THEN history ELSE ${pushHistory(
@@ -213,14 +213,17 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
   /**
    * Successes, the bulk of any batch, in one statement: a statement per row costs about twice as
    * much per job in the drivers' per-call overhead as the row's own update. The outcomes travel as
-   * one JSON array of [id, attempt, result?] (one binding however many: a Durable Object allows 100)
+   * one JSON array of [id, attempt, result?, startedAt?] (one binding however many: a Durable Object allows 100)
    * and the ids the fence let through come back.
    */
   private settleSuccesses(successes: Extract<JobOutcome, { kind: "succeeded" }>[], now: number): Set<number> {
-    const rows = successes.map((o) => (o.result === undefined ? [Number(o.id), o.attempt] : [Number(o.id), o.attempt, o.result]));
+    const rows = successes.map((o) =>
+      o.startedAt !== undefined ? [Number(o.id), o.attempt, o.result ?? null, o.startedAt] : o.result === undefined ? [Number(o.id), o.attempt] : [Number(o.id), o.attempt, o.result],
+    );
     // `+status` keeps the running-jobs indexes out of reach, so each row is found by its rowid.
     const settled = this.db.all<{ id: number }>(
-      `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, result = coalesce(json_extract(o.value, '$[2]'), result), worker_id = NULL, lease_until = NULL
+      `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, result = coalesce(json_extract(o.value, '$[2]'), result), worker_id = NULL, lease_until = NULL,
+         started_at = coalesce(started_at, json_extract(o.value, '$[3]'))
        FROM json_each(?) AS o
        WHERE tickwork_jobs.id = json_extract(o.value, '$[0]') AND +status = 'running' AND attempts = json_extract(o.value, '$[1]')
        RETURNING tickwork_jobs.id`,
@@ -237,30 +240,31 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
   private settleOne(outcome: JobOutcome, now: number): number {
     const fence = "WHERE id = ? AND status = 'running' AND attempts = ?";
     const id = Number(outcome.id);
+    // A job held unstarted whose start's mark may not be written yet: its start comes with its outcome.
+    const started = outcome.kind === "released" ? null : (outcome.startedAt ?? null);
     switch (outcome.kind) {
       case "succeeded":
-        return outcome.result === undefined
-          ? this.db.run(`UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, worker_id = NULL, lease_until = NULL ${fence}`, [now, id, outcome.attempt])
-          : this.db.run(
-              `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, result = ?, worker_id = NULL, lease_until = NULL ${fence}`,
-              [now, outcome.result, id, outcome.attempt],
-            );
+        return this.db.run(
+          `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, result = coalesce(?, result), started_at = coalesce(started_at, ?),
+             worker_id = NULL, lease_until = NULL ${fence}`,
+          [now, outcome.result ?? null, started, id, outcome.attempt],
+        );
       case "failed":
         return outcome.retryAt === null
           ? this.db.run(
-              `UPDATE tickwork_jobs SET status = 'failed', finished_at = ?, last_error = ?, worker_id = NULL, lease_until = NULL ${fence}`,
-              [now, outcome.error, id, outcome.attempt],
+              `UPDATE tickwork_jobs SET status = 'failed', finished_at = ?, last_error = ?, started_at = coalesce(started_at, ?), worker_id = NULL, lease_until = NULL ${fence}`,
+              [now, outcome.error, started, id, outcome.attempt],
             )
           : this.db.run(
               `UPDATE tickwork_jobs SET status = 'pending', run_at = ?, last_error = ?, worker_id = NULL, lease_until = NULL, started_at = NULL,
-                 history = ${pushHistory("?", "'failed'", "?")} ${fence}`,
-              [outcome.retryAt, outcome.error, now, outcome.error, id, outcome.attempt],
+                 history = ${pushHistory("?", "'failed'", "?", "coalesce(started_at, ?)")} ${fence}`,
+              [outcome.retryAt, outcome.error, started, now, outcome.error, id, outcome.attempt],
             );
       case "snoozed":
         return this.db.run(
           `UPDATE tickwork_jobs SET status = 'pending', run_at = ?, attempts = attempts - 1, snoozes = snoozes + 1, worker_id = NULL, lease_until = NULL,
-             started_at = NULL, history = ${pushHistory("?", "'snoozed'", "NULL")} ${fence}`,
-          [outcome.runAt, now, id, outcome.attempt],
+             started_at = NULL, history = ${pushHistory("?", "'snoozed'", "NULL", "coalesce(started_at, ?)")} ${fence}`,
+          [outcome.runAt, started, now, id, outcome.attempt],
         );
       case "released":
         return this.db.run(
@@ -285,13 +289,13 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       .map((r) => String(r.id));
   }
 
-  async markStarted({ workerId, jobs, now }: Parameters<QueueStore["markStarted"]>[0]): Promise<string[]> {
+  async markStarted({ workerId, jobs }: Parameters<QueueStore["markStarted"]>[0]): Promise<string[]> {
     return this.db.transaction(() =>
       jobs
-        .filter(({ id, attempt }) =>
+        .filter(({ id, attempt, at }) =>
           this.db.run(
             `UPDATE tickwork_jobs SET started_at = ? WHERE id = ? AND attempts = ? AND worker_id = ? AND status = 'running' AND started_at IS NULL`,
-            [now, Number(id), attempt, workerId],
+            [at, Number(id), attempt, workerId],
           ) > 0,
         )
         .map(({ id }) => id),

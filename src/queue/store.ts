@@ -52,11 +52,11 @@ export interface QueueStore {
 
   /**
    * Marks claimed jobs of `workerId` that a claim or a hand-off left not started (`startedAt` null)
-   * as started at `now`, each only while the worker still holds the attempt it names; returns the ids
-   * marked. A worker writes this before their handlers run: a lease that lapses on a job never
-   * started gives the attempt back (see rescueExpired).
+   * as started, each at its `at` and only while the worker still holds the attempt it names; returns
+   * the ids marked. A lease that lapses on a job never marked gives the attempt back (see
+   * rescueExpired).
    */
-  markStarted(params: { workerId: string; jobs: readonly { id: string; attempt: number }[]; now: number }): Promise<string[]>;
+  markStarted(params: { workerId: string; jobs: readonly { id: string; attempt: number; at: number }[] }): Promise<string[]>;
 
   /**
    * The worker's claim: `claimDue` for a queue without shared limits (after checking the queue is not
@@ -256,14 +256,18 @@ export type InsertResult =
   | { id: string; duplicate: true; existing: Job };
 
 /** How a job's attempt settles, as the worker records it (`settleMany`). */
+/**
+ * An attempt's outcome. `startedAt`: when a job held unstarted (see markStarted) started, for an
+ * outcome that may be written before (or instead of) its start's mark.
+ */
 export type JobOutcome =
   /**
    * `result`: the handler's return value as JSON text; absent when it returned nothing. `parent`: the
    * job's flow parent, which counts its end in the same transaction.
    */
-  | { kind: "succeeded"; id: string; attempt: number; result?: string; parent?: string }
+  | { kind: "succeeded"; id: string; attempt: number; result?: string; parent?: string; startedAt?: number }
   /** `retryAt` null: no retry, the job fails for good. */
-  | { kind: "failed"; id: string; attempt: number; error: string; retryAt: number | null; parent?: string }
+  | { kind: "failed"; id: string; attempt: number; error: string; retryAt: number | null; parent?: string; startedAt?: number }
   /**
    * Back to pending at once (a shutdown, a pause, a lease lapsed before the job started), the attempt
    * not counted, its place kept as a rescue keeps it. Fenced on `workerId` too: an attempt given back
@@ -271,7 +275,7 @@ export type JobOutcome =
    */
   | { kind: "released"; id: string; attempt: number; workerId: string }
   /** Back to pending until `runAt`, the attempt not counted, the job's snoozes counted; kept in its history. */
-  | { kind: "snoozed"; id: string; attempt: number; runAt: number };
+  | { kind: "snoozed"; id: string; attempt: number; runAt: number; startedAt?: number };
 
 export interface SettleResult {
   /** Outcomes refused because the job is no longer running that attempt (lease lost, cancelled). */

@@ -7,13 +7,13 @@ import { JobAbortedError } from "./errors.js";
 import { JobExecutor } from "./executor.js";
 import type { Job } from "./job.js";
 import { ClaimWindow } from "./claim-window.js";
-import { StartMarks } from "./start-marks.js";
 import { Holdings } from "./holdings.js";
 import { Leases, type HeldJob } from "./leases.js";
 import type { QueueConfig } from "./options.js";
 import { OutcomeBatcher } from "./outcomes.js";
 import { ProgressWriter } from "./progress.js";
 import type { JobWaits } from "./waits.js";
+import { setStarted } from "./rows.js";
 import { SlotOffer } from "./offers.js";
 import { RateLimiter } from "./rate-limit.js";
 import { Slots } from "./slots.js";
@@ -130,8 +130,6 @@ export class QueueWorker {
   private readonly offer: SlotOffer | null;
   /** How much to claim and keep in hand, from the moving averages of a job's run and a claim's round trip. */
   private readonly window: ClaimWindow;
-  /** The starts of jobs held without starting, written before their handlers run. */
-  private readonly starts: StartMarks;
   /** When this worker last let the event loop run: a yield, or the end of its last busy spell. */
   private lastYield = Date.now();
 
@@ -145,6 +143,7 @@ export class QueueWorker {
     // Outcomes written: a queue held at a concurrency limit has a slot free in the store only now.
     this.outcomes = new OutcomeBatcher(
       store,
+      this.workerId,
       () => clock.now(),
       () => {
         if (this.lastHold === "globalConcurrency" || this.lastHold === "groupConcurrency") this.exhausted = false;
@@ -169,11 +168,6 @@ export class QueueWorker {
       held: () => this.holdings.held(),
       lost: (entry) => this.holdings.forget(entry),
       storeError: (operation, error) => this.storeError(operation, error),
-    });
-    this.starts = new StartMarks({
-      store, clock, workerId: this.workerId,
-      begin: (entry) => this.begin(entry),
-      refused: (entry, error) => this.notStarted(entry, error),
     });
     this.limiter = new RateLimiter(config.rateLimit, clock);
     // Shared limits, pauses of groups and a rate are the claim's to apply, and a batch gathers its
@@ -602,17 +596,12 @@ export class QueueWorker {
     if (entry.job.lease && entry.job.lease.until <= this.deps.clock.now()) return this.leases.release(entry, "lease_lapsed");
     this.holdings.started(entry);
     if (this.busyGroups && entry.job.group !== null) this.busyGroups.add(entry.job.group);
-    // Held without starting: its start is written first; its slot (and its group here) is taken meanwhile.
-    if (entry.job.startedAt === null) return this.starts.add(entry);
-    this.begin(entry);
-  }
-
-  /** Runs a launched job once its start is written (or gathers it into its batch). */
-  private begin(entry: HeldJob): void {
-    // Stopping (or aborted by a shutdown's grace) while its start was written: it goes back unrun.
-    if (entry.released || this.stopping || !this.active) {
-      this.leases.release(entry);
-      return this.ended(entry);
+    // Held without starting (prefetched, or handed over by another process): its start is written
+    // with the next outcomes, or with its own (see OutcomeBatcher).
+    if (entry.job.startedAt === null) {
+      const now = this.deps.clock.now();
+      setStarted(entry.job, now);
+      this.outcomes.started(entry.job.id, entry.job.attempts, now);
     }
     if (this.config.batch) return this.gather(entry);
     const started = performance.now();
@@ -628,20 +617,6 @@ export class QueueWorker {
   private ended(entry: HeldJob): void {
     this.holdings.ended(entry);
     if (this.busyGroups && entry.job.group !== null) this.busyGroups.delete(entry.job.group);
-  }
-
-  /**
-   * A held job whose start was not written: the store no longer gives it to this worker (its lease
-   * lapsed, it was cancelled), or the write failed, and then it is released, unrun, its attempt given
-   * back (a fenced write; if that fails too, its lease lapses and the rescue gives it back).
-   */
-  private notStarted(entry: HeldJob, error?: unknown): void {
-    if (error !== undefined) {
-      this.storeError("markStarted", error);
-      this.leases.release(entry, "not_started");
-    }
-    this.ended(entry);
-    this.pump();
   }
 
   /**

@@ -63,9 +63,9 @@ describe.each([
     const plan = await preparedPlan(
       client,
       SETTLE_MANY,
-      [ids, ids.map(() => 1), ids.map(() => "succeeded"), ids.map(() => null), ids.map(() => null), ids.map(() => 0), NOW, ids.map(() => "running"), ids.map(() => null)],
+      [ids, ids.map(() => 1), ids.map(() => "succeeded"), ids.map(() => null), ids.map(() => null), ids.map(() => 0), NOW, ids.map(() => "running"), ids.map(() => null), []],
       mode,
-      ["::bigint[]", "::int[]", "::text[]", "::bigint[]", "::text[]", "::int[]", "", "::text[]", "::text[]"],
+      ["::bigint[]", "::int[]", "::text[]", "::bigint[]", "::text[]", "::int[]", "", "::text[]", "::text[]", "::bigint[]"],
     );
     expect(plan.some((s) => /^(Bitmap )?Index Scan\(tickwork_jobs_pkey\)$/.test(s)), plan.join(" > ")).toBe(true);
     expect(plan.filter((s) => s.startsWith("Seq Scan")), plan.join(" > ")).toEqual([]);

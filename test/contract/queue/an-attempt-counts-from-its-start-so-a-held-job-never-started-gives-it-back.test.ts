@@ -38,11 +38,11 @@ describe.each(allStoreCases())("an attempt counts from its start ($name)", (stor
     await tw.store.queue.claimDue({ queue: "work", limit: 2, start: 0, now: T0, leaseUntil: T0 + 30 * SECOND, workerId: DEAD_WORKER });
     const store = tw.store.queue;
     // Another worker, a stale attempt, then the holder itself: only the last is marked.
-    expect(await store.markStarted({ workerId: "other/work", jobs: [{ id: a!.id, attempt: 1 }], now: T0 + 1 })).toEqual([]);
-    expect(await store.markStarted({ workerId: DEAD_WORKER, jobs: [{ id: a!.id, attempt: 2 }], now: T0 + 1 })).toEqual([]);
-    expect(await store.markStarted({ workerId: DEAD_WORKER, jobs: [{ id: a!.id, attempt: 1 }, { id: b!.id, attempt: 1 }], now: T0 + 2 })).toEqual([a!.id, b!.id]);
+    expect(await store.markStarted({ workerId: "other/work", jobs: [{ id: a!.id, attempt: 1, at: T0 + 1 }] })).toEqual([]);
+    expect(await store.markStarted({ workerId: DEAD_WORKER, jobs: [{ id: a!.id, attempt: 2, at: T0 + 1 }] })).toEqual([]);
+    expect(await store.markStarted({ workerId: DEAD_WORKER, jobs: [{ id: a!.id, attempt: 1, at: T0 + 2 }, { id: b!.id, attempt: 1, at: T0 + 2 }] })).toEqual([a!.id, b!.id]);
     // Started already: not again.
-    expect(await store.markStarted({ workerId: DEAD_WORKER, jobs: [{ id: a!.id, attempt: 1 }], now: T0 + 3 })).toEqual([]);
+    expect(await store.markStarted({ workerId: DEAD_WORKER, jobs: [{ id: a!.id, attempt: 1, at: T0 + 3 }] })).toEqual([]);
     expect(await tw.jobs.get(a!.id)).toMatchObject({ startedAt: T0 + 2 });
   });
 
@@ -53,7 +53,7 @@ describe.each(allStoreCases())("an attempt counts from its start ($name)", (stor
     const jobs = await q.enqueueMany([0, 1, 2].map((n) => ({ payload: { n } })));
     await tw.store.queue.claimDue({ queue: "work", limit: 3, start: 1, now: T0, leaseUntil: T0 + 30 * SECOND, workerId: DEAD_WORKER });
     // The held third one had its start written before the worker died: it counts.
-    expect(await tw.store.queue.markStarted({ workerId: DEAD_WORKER, jobs: [{ id: jobs[2]!.id, attempt: 1 }], now: T0 + SECOND })).toEqual([jobs[2]!.id]);
+    expect(await tw.store.queue.markStarted({ workerId: DEAD_WORKER, jobs: [{ id: jobs[2]!.id, attempt: 1, at: T0 + SECOND }] })).toEqual([jobs[2]!.id]);
 
     await clock.set(T0 + 30 * SECOND + 1);
     await tw.tick();
