@@ -4,7 +4,7 @@ import type { SqliteExecutor } from "../db/sqlite-executor.js";
 import { FlowSql } from "./flow-sql.js";
 import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
-import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, setStarted, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
+import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
 import { endedChild, propagate, type EndedChild } from "./flow-tree.js";
 import { retryEachGroup, retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
 import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } from "./store.js";
@@ -167,26 +167,31 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
   }
 
   async claimDue({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts, start = limit }: Parameters<QueueStore["claimDue"]>[0]): Promise<Job[]> {
-    return this.db.transaction(() => holdUnstarted(this.db, this.claimRows({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }), start));
-  }
-
-  private claimRows({ queue, limit, now, leaseUntil, workerId, queueMaxAttempts }: Parameters<QueueStore["claimDue"]>[0]): Job[] {
     // `+run_at` keeps run_at out of the index search, so the claim walks tickwork_jobs_claim in its
     // order and stops at LIMIT. Given statistics (ANALYZE, PRAGMA optimize), SQLite otherwise searches
     // run_at <= now across priorities (a skip-scan) and sorts every due job to take the first few, on
     // every claim: quadratic in a backlog.
-    const rows = this.db.all<JobRow>(
-      `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = ?, lease_until = ?, started_at = ?,
-         max_attempts = CASE WHEN max_attempts_from_queue = 1 THEN coalesce(?, max_attempts) ELSE max_attempts END
-       WHERE id IN (SELECT id FROM tickwork_jobs WHERE queue = ? AND status = 'pending' AND +run_at <= ?
-                      AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = ? AND group_key = '')
-                    ORDER BY priority, run_at, id LIMIT ?)
-       RETURNING ${CLAIMED}`,
-      [workerId, leaseUntil, now, queueMaxAttempts ?? null, queue, now, queue, limit],
-    );
-    return rows.map((row) => toJob(row, true)).sort(byClaimOrder);
+    const due = `SELECT id FROM tickwork_jobs WHERE queue = ? AND status = 'pending' AND +run_at <= ?
+                   AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = ? AND group_key = '')
+                 ORDER BY priority, run_at, id LIMIT ?`;
+    const set = `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = ?, lease_until = ?,
+                   max_attempts = CASE WHEN max_attempts_from_queue = 1 THEN coalesce(?, max_attempts) ELSE max_attempts END`;
+    if (start >= limit) {
+      const rows = this.db.all<JobRow>(`${set}, started_at = ? WHERE id IN (${due}) RETURNING ${CLAIMED}`, [workerId, leaseUntil, queueMaxAttempts ?? null, now, queue, now, queue, limit]);
+      return rows.map((row) => toJob(row, true)).sort(byClaimOrder);
+    }
+    // The first `start` in claim order start now, the rest are held unstarted: the ids are read in
+    // that order first, so each row is written once (SQLite rewrites a whole row per UPDATE).
+    return this.db.transaction(() => {
+      const ids = this.db.all<{ id: number }>(due, [queue, now, queue, limit]).map((r) => r.id);
+      if (ids.length === 0) return [];
+      const rows = this.db.all<JobRow>(
+        `${set}, started_at = CASE WHEN id IN (SELECT value FROM json_each(?)) THEN ? END WHERE id IN (SELECT value FROM json_each(?)) RETURNING ${CLAIMED}`,
+        [workerId, leaseUntil, queueMaxAttempts ?? null, `[${ids.slice(0, Math.max(0, start)).join(",")}]`, now, `[${ids.join(",")}]`],
+      );
+      return rows.map((row) => toJob(row, true)).sort(byClaimOrder);
+    });
   }
-
 
   async settleMany({ outcomes, now }: { outcomes: JobOutcome[]; now: number }) {
     const refused: string[] = [];
@@ -486,16 +491,4 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       [status, before, limit],
     );
   }
-}
-
-/**
- * Claimed jobs past the first `start` (in claim order) go back to not started, inside the claim's
- * transaction: held for the worker until it marks them, their attempt given back if it never does.
- */
-function holdUnstarted(db: SqliteExecutor, jobs: Job[], start: number): Job[] {
-  const held = jobs.slice(Math.max(0, start));
-  if (held.length === 0) return jobs;
-  db.run(`UPDATE tickwork_jobs SET started_at = NULL WHERE id IN (SELECT value FROM json_each(?))`, [`[${held.map((j) => Number(j.id)).join(",")}]`]);
-  for (const job of held) setStarted(job, null);
-  return jobs;
 }
