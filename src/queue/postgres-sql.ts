@@ -53,8 +53,8 @@ function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean):
  * A handed row's lease runs from the offer's end, which the worker wrote on its own clock (its now
  * plus OFFER_MS at the last renewal), never from this process's clock: a producer whose clock is
  * behind would otherwise write leases that lapse at once, and the rescuer would run the jobs twice.
- * A handed row is written not started (started_at null): its worker marks it when its handler is about
- * to run, so a job handed to a worker that died before hearing of it gets its attempt back.
+ * A handed row is written not started (started_at null): its worker records the start when its handler
+ * starts, so a job handed to a worker that died before hearing of it gets its attempt back.
  * $13 is the number of rows, $14 a worker passed over ('' for none); traced rows add their contexts
  * as $15.
  */
