@@ -113,10 +113,10 @@ describe.each(CASES)("workers killed mid-job on $kind", ({ kind, jobs, killEvery
         expect(attempts, `job ${h.id} held by a killed worker at attempt ${h.attempt}`).toBeGreaterThanOrEqual(h.attempt + 1);
         expect(attempts).toBeGreaterThanOrEqual(2);
       } else {
-        // Held, never started: its handler never ran in the killed worker, and the attempt came back
-        // (the job ran as that attempt elsewhere)...
-        expect(runs.filter((r) => r.pid === h.pid && r.attempt === h.attempt), `job ${h.id} held unstarted ran in the killed worker`).toEqual([]);
-        expect(runs.some((r) => r.attempt === h.attempt), `job ${h.id} held unstarted at attempt ${h.attempt} ran as that attempt`).toBe(true);
+        // Its start not written when the worker died (held, never started; or started within the few
+        // milliseconds before its start was written): the attempt came back, and the job ran as that
+        // attempt in another process...
+        expect(runs.some((r) => r.pid !== h.pid && r.attempt === h.attempt), `job ${h.id} held unstarted at attempt ${h.attempt} ran as that attempt elsewhere`).toBe(true);
       }
       // ...and only once the dead worker's lease had lapsed.
       const reruns = runs.filter((r) => r.pid !== h.pid && r.attempt >= h.attempt);
