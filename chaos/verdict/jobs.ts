@@ -115,7 +115,9 @@ export function judgeJobs(records: readonly LedgerRecord[], finals: readonly Fin
       const next = runs[i]!;
       reruns++;
       if (prev.done !== null) doubleCompletions++;
-      if (next.attempt === prev.attempt) {
+      // The same attempt again is the documented window of a held job whose start was not yet written
+      // when its process was SIGKILLed (the attempt was given back); anything else is one claim run twice.
+      if (next.attempt === prev.attempt && explain(index, prev, next, bounds.leaseMs)?.cause !== "killed") {
         unexplained.push(`${where}: attempt ${prev.attempt} executed twice (pids ${prev.pid} and ${next.pid}): one claim ran twice`);
         continue;
       }

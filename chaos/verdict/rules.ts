@@ -24,8 +24,9 @@ export const RULES = `Rules (what counts as lost, and when a second execution is
             skipped as an overlap, nor counted as missed by the next run; a killed run of a slot never
             taken over; an idempotency key a caller could not get a result for. Must be 0.
   re-run    a job, slot or key executed again. Allowed only with a later attempt (a job's attempt
-            number grows with each claim; two executions of one attempt are a fencing failure) and only
-            when the earlier execution's process
+            number grows with each claim; two executions of one attempt are a fencing failure, but for
+            a job whose start was not yet written when its process was SIGKILLed: its attempt is given
+            back) and only when the earlier execution's process
               killed                 was SIGKILLed after the execution started (the reliability docs: a
                                      handler whose outcome was not yet written when its process died
                                      runs again);

@@ -40,13 +40,19 @@ describe("the jobs verdict", () => {
     expect(v.doubleCompletions).toBe(1);
   });
 
-  it("reports one attempt executed twice, and an accepted attempt older than a started one", () => {
+  it("reports one attempt executed twice (unless its first process was killed before its start was written), and an accepted attempt older than a started one", () => {
     const twice = judgeJobs(
-      [ack, rec("start", 10, 1, { job: "1", attempt: 1 }), rec("fault.kill", 20, 100, { target: 1 }), rec("start", 30, 2, { job: "1", attempt: 1 }), rec("done", 40, 2, { job: "1", attempt: 1 })],
+      [ack, rec("start", 10, 1, { job: "1", attempt: 1 }), rec("start", 30, 2, { job: "1", attempt: 1 }), rec("done", 40, 2, { job: "1", attempt: 1 })],
       [{ id: "1", status: "succeeded", attempts: 1 }],
       bounds,
     );
     expect(twice.unexplained.join()).toMatch(/executed twice/);
+    const givenBack = judgeJobs(
+      [ack, rec("start", 10, 1, { job: "1", attempt: 1 }), rec("fault.kill", 20, 100, { target: 1 }), rec("start", 30, 2, { job: "1", attempt: 1 }), rec("done", 40, 2, { job: "1", attempt: 1 })],
+      [{ id: "1", status: "succeeded", attempts: 1 }],
+      bounds,
+    );
+    expect(givenBack.unexplained).toEqual([]);
     const stale = judgeJobs(
       [ack, rec("start", 10, 1, { job: "1", attempt: 1 }), rec("done", 20, 1, { job: "1", attempt: 1 }), rec("start", 30, 2, { job: "1", attempt: 2 })],
       [{ id: "1", status: "succeeded", attempts: 1 }],
