@@ -116,8 +116,9 @@ export function judgeJobs(records: readonly LedgerRecord[], finals: readonly Fin
       reruns++;
       if (prev.done !== null) doubleCompletions++;
       // The same attempt again is the documented window of a held job whose start was not yet written
-      // when its process was SIGKILLed (the attempt was given back); anything else is one claim run twice.
-      if (next.attempt === prev.attempt && explain(index, prev, next, bounds.leaseMs)?.cause !== "killed") {
+      // when its holder lost it (killed, frozen, its lease lapsed: the attempt was given back); without
+      // such a fault it is one claim run twice.
+      if (next.attempt === prev.attempt && !explain(index, prev, next, bounds.leaseMs)) {
         unexplained.push(`${where}: attempt ${prev.attempt} executed twice (pids ${prev.pid} and ${next.pid}): one claim ran twice`);
         continue;
       }

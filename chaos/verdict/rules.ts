@@ -25,7 +25,7 @@ export const RULES = `Rules (what counts as lost, and when a second execution is
             taken over; an idempotency key a caller could not get a result for. Must be 0.
   re-run    a job, slot or key executed again. Allowed only with a later attempt (a job's attempt
             number grows with each claim; two executions of one attempt are a fencing failure, but for
-            a job whose start was not yet written when its process was SIGKILLed: its attempt is given
+            a job whose start was not yet written when its holder lost it below: its attempt is given
             back) and only when the earlier execution's process
               killed                 was SIGKILLed after the execution started (the reliability docs: a
                                      handler whose outcome was not yet written when its process died
