@@ -195,7 +195,7 @@ export async function claimRound(kind: StoreKind, point: ClaimPoint, s: ClaimSet
     for (let i = 0; i < s.warmup + s.claims; i++) {
       if (running.length > kept) {
         const done = running.splice(0, running.length - kept);
-        await store.queue.settleMany({ outcomes: done.map((job) => ({ kind: "succeeded", id: job.id, attempt: job.attempts })), now: Date.now() });
+        await store.queue.settleMany({ workerId: "bench/flow-claims", outcomes: done.map((job) => ({ kind: "succeeded", id: job.id, attempt: job.attempts })), now: Date.now() });
       }
       const now = Date.now();
       counter.statements = 0;

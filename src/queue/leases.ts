@@ -70,7 +70,7 @@ export class Leases {
     if (entry.released) return;
     entry.released = true;
     const { job } = entry;
-    void this.deps.outcomes.add({ kind: "released", id: job.id, attempt: job.attempts, workerId: this.deps.workerId }, job.lease?.until).then(
+    void this.deps.outcomes.add({ kind: "released", id: job.id, attempt: job.attempts }, job.lease?.until).then(
       (ok) => ok && this.deps.logger.info("job.released", { queue: job.queue, id: job.id, reason }),
       (error) => this.deps.storeError("release", error),
     );

@@ -52,7 +52,7 @@ export class OutcomeBatcher {
 
   constructor(
     private readonly store: QueueStore,
-    /** The worker whose jobs these are: a start is written only while it holds the job. */
+    /** The worker whose jobs these are: a start or an outcome is written only while it holds the job. */
     private readonly workerId: string,
     private readonly now: () => number,
     /** Called after each write, so a worker held back by unrecorded outcomes can claim again. */
@@ -145,7 +145,7 @@ export class OutcomeBatcher {
       try {
         // Different jobs (a job's start and its outcome never go apart in one write), so in parallel.
         const [{ refused, woke }] = await Promise.all([
-          batch.length ? this.store.settleMany({ outcomes: batch.map((w) => w.outcome), now: this.now() }) : { refused: [], woke: [] },
+          batch.length ? this.store.settleMany({ workerId: this.workerId, outcomes: batch.map((w) => w.outcome), now: this.now() }) : { refused: [], woke: [] },
           marks.length ? this.writeStarts(marks) : undefined,
         ]);
         if (woke?.length) this.onWoken(woke);

@@ -149,9 +149,10 @@ export const RETRY: RetryStatement = {
  * job's history.
  *
  * Every outcome of a batch in one statement; the WHERE clause is the fence: an outcome applies only
- * while the job still runs the attempt it reports on (and a release, $9, only while its worker holds
- * it). $10: when a job held unstarted started, if its mark may not be written yet (see markStarted).
- * The fence compares status with a value from the input rows rather than the literal 'running' on purpose: with the literal, a plan built on idle-time
+ * while the job still runs the attempt it reports on under the lease of worker $9 (an attempt given
+ * back is claimed again under the same number). $10: when a job held unstarted started, if its mark
+ * may not be written yet (see markStarted). The fence compares status with a value from the input
+ * rows rather than the literal 'running' on purpose: with the literal, a plan built on idle-time
  * statistics (about one running row) may drive the join from the running-only partial indexes and
  * compare every running row with every outcome, quadratic in a backlog. This way the primary key is
  * the only index the planner can use, and `j.id = ANY(ARRAY(...))` hands it the batch's ids to look up.
@@ -171,10 +172,10 @@ export const SETTLE_MANY = `
     finished_at = CASE WHEN o.kind IN ('succeeded', 'failed') THEN $7::bigint END,
     worker_id   = NULL,
     lease_until = NULL
-  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $8::text[], $9::text[], $10::bigint[])
-       AS o(id, attempt, kind, run_at, error, result, held, worker, started)
+  FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::text[], $6::text[], $8::text[], $10::bigint[])
+       AS o(id, attempt, kind, run_at, error, result, held, started)
   WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
-    AND (o.worker IS NULL OR j.worker_id = o.worker)
+    AND j.worker_id = $9
   RETURNING j.id::text AS id, j.waited, j.status`;
 
 /**
@@ -187,6 +188,7 @@ export const SETTLE_SUCCEEDED = `
     started_at = COALESCE(j.started_at, o.started)
   FROM unnest($1::bigint[], $2::int[], $4::text[], $5::text[], $6::bigint[]) AS o(id, attempt, held, result, started)
   WHERE j.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND j.id = o.id AND j.status = o.held AND j.attempts = o.attempt
+    AND j.worker_id = $7
   RETURNING j.id::text AS id, j.waited, j.status`;
 
 /**

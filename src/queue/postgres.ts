@@ -223,10 +223,10 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return changed;
   }
 
-  async settleMany({ outcomes, now }: { outcomes: JobOutcome[]; now: number }) {
+  async settleMany({ workerId, outcomes, now }: Parameters<QueueStore["settleMany"]>[0]) {
     const ids = outcomes.map((o) => o.id);
     const ended = outcomes.map(endedChild).filter((c) => c !== null);
-    if (ended.length) return this.settleWithParents(outcomes, ended, now);
+    if (ended.length) return this.settleWithParents(workerId, outcomes, ended, now);
     const applied = outcomes.every((o) => o.kind === "succeeded")
       ? await this.db.query<Settled>(SETTLE_SUCCEEDED, [
           arrayLiteral(ids),
@@ -236,8 +236,9 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
           // Results are JSON text, quoted by the driver; a batch of jobs that returned nothing sends none.
           outcomes.some((o) => o.result !== undefined) ? outcomes.map((o) => o.result ?? null) : [],
           startsOf(outcomes),
+          workerId,
         ], REPLAN)
-      : await this.settleMixed(outcomes, now);
+      : await this.settleMixed(workerId, outcomes, now);
     await this.notifyJobs(applied.filter((r) => r.waited && (r.status === "succeeded" || r.status === "failed")).map((r) => r.id));
     const done = new Set(applied.map((r) => r.id));
     return { refused: ids.filter((id) => !done.has(id)) };
@@ -247,8 +248,8 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
    * Outcomes of which some end flow children: settled and counted in their parents in one
    * transaction, so a crash never leaves a child ended and its parent waiting for it.
    */
-  private async settleWithParents(outcomes: JobOutcome[], ended: EndedChild[], now: number): Promise<SettleResult> {
-    const params = this.mixedParams(outcomes, now);
+  private async settleWithParents(workerId: string, outcomes: JobOutcome[], ended: EndedChild[], now: number): Promise<SettleResult> {
+    const params = this.mixedParams(workerId, outcomes, now);
     const { applied, effects } = await this.db.overlapped(async (query) => {
       const applied = await query<Settled>(SETTLE_MANY, params, REPLAN);
       const done = new Set(applied.map((r) => r.id));
@@ -261,11 +262,11 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return { refused: outcomes.map((o) => o.id).filter((id) => !done.has(id)), woke: effects.woke };
   }
 
-  private settleMixed(outcomes: JobOutcome[], now: number): Promise<Settled[]> {
-    return this.db.query<Settled>(SETTLE_MANY, this.mixedParams(outcomes, now), REPLAN);
+  private settleMixed(workerId: string, outcomes: JobOutcome[], now: number): Promise<Settled[]> {
+    return this.db.query<Settled>(SETTLE_MANY, this.mixedParams(workerId, outcomes, now), REPLAN);
   }
 
-  private mixedParams(outcomes: JobOutcome[], now: number): unknown[] {
+  private mixedParams(workerId: string, outcomes: JobOutcome[], now: number): unknown[] {
     const ids: string[] = [];
     const attempts: number[] = [];
     const kinds: string[] = [];
@@ -281,8 +282,7 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       results.push(o.kind === "succeeded" ? (o.result ?? null) : null);
     }
     const held = ids.map(() => "running");
-    const workers = outcomes.map((o) => (o.kind === "released" ? o.workerId : null));
-    return [ids, attempts, kinds, runAts, errors, results, now, held, workers, startsOf(outcomes)];
+    return [ids, attempts, kinds, runAts, errors, results, now, held, workerId, startsOf(outcomes)];
   }
 
   /** Signals the waiters of some awaited jobs, in every process (see subscribeJobs). */

@@ -193,7 +193,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     });
   }
 
-  async settleMany({ outcomes, now }: { outcomes: JobOutcome[]; now: number }) {
+  async settleMany({ workerId, outcomes, now }: Parameters<QueueStore["settleMany"]>[0]) {
     const refused: string[] = [];
     const woke = this.db.transaction(() => {
       const ended: EndedChild[] = [];
@@ -206,10 +206,10 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       };
       const successes = outcomes.filter((o) => o.kind === "succeeded");
       if (successes.length > 1) {
-        const settled = this.settleSuccesses(successes, now);
+        const settled = this.settleSuccesses(workerId, successes, now);
         for (const outcome of successes) accept(outcome, settled.has(Number(outcome.id)));
       }
-      for (const outcome of outcomes) if (successes.length <= 1 || outcome.kind !== "succeeded") accept(outcome, this.settleOne(outcome, now) > 0);
+      for (const outcome of outcomes) if (successes.length <= 1 || outcome.kind !== "succeeded") accept(outcome, this.settleOne(workerId, outcome, now) > 0);
       return ended.length ? this.propagate(ended, now).woke : [];
     });
     return { refused, woke };
@@ -221,7 +221,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
    * one JSON array of [id, attempt, result?, startedAt?] (one binding however many: a Durable Object allows 100)
    * and the ids the fence let through come back.
    */
-  private settleSuccesses(successes: Extract<JobOutcome, { kind: "succeeded" }>[], now: number): Set<number> {
+  private settleSuccesses(workerId: string, successes: Extract<JobOutcome, { kind: "succeeded" }>[], now: number): Set<number> {
     const rows = successes.map((o) =>
       o.startedAt !== undefined ? [Number(o.id), o.attempt, o.result ?? null, o.startedAt] : o.result === undefined ? [Number(o.id), o.attempt] : [Number(o.id), o.attempt, o.result],
     );
@@ -230,9 +230,9 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, result = coalesce(json_extract(o.value, '$[2]'), result), worker_id = NULL, lease_until = NULL,
          started_at = coalesce(started_at, json_extract(o.value, '$[3]'))
        FROM json_each(?) AS o
-       WHERE tickwork_jobs.id = json_extract(o.value, '$[0]') AND +status = 'running' AND attempts = json_extract(o.value, '$[1]')
+       WHERE tickwork_jobs.id = json_extract(o.value, '$[0]') AND +status = 'running' AND attempts = json_extract(o.value, '$[1]') AND worker_id = ?
        RETURNING tickwork_jobs.id`,
-      [now, JSON.stringify(rows)],
+      [now, JSON.stringify(rows), workerId],
     );
     return new Set(settled.map((r) => r.id));
   }
@@ -242,8 +242,8 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     return runBodySync(propagate(this.tx, ended, now), (s) => this.dollar(s.sql, s.params));
   }
 
-  private settleOne(outcome: JobOutcome, now: number): number {
-    const fence = "WHERE id = ? AND status = 'running' AND attempts = ?";
+  private settleOne(workerId: string, outcome: JobOutcome, now: number): number {
+    const fence = "WHERE id = ? AND status = 'running' AND attempts = ? AND worker_id = ?";
     const id = Number(outcome.id);
     // A job held unstarted whose start's mark may not be written yet: its start comes with its outcome.
     const started = outcome.kind === "released" ? null : (outcome.startedAt ?? null);
@@ -252,30 +252,30 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
         return this.db.run(
           `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, result = coalesce(?, result), started_at = coalesce(started_at, ?),
              worker_id = NULL, lease_until = NULL ${fence}`,
-          [now, outcome.result ?? null, started, id, outcome.attempt],
+          [now, outcome.result ?? null, started, id, outcome.attempt, workerId],
         );
       case "failed":
         return outcome.retryAt === null
           ? this.db.run(
               `UPDATE tickwork_jobs SET status = 'failed', finished_at = ?, last_error = ?, started_at = coalesce(started_at, ?), worker_id = NULL, lease_until = NULL ${fence}`,
-              [now, outcome.error, started, id, outcome.attempt],
+              [now, outcome.error, started, id, outcome.attempt, workerId],
             )
           : this.db.run(
               `UPDATE tickwork_jobs SET status = 'pending', run_at = ?, last_error = ?, worker_id = NULL, lease_until = NULL, started_at = NULL,
                  history = ${pushHistory("?", "'failed'", "?", "coalesce(started_at, ?)")} ${fence}`,
-              [outcome.retryAt, outcome.error, started, now, outcome.error, id, outcome.attempt],
+              [outcome.retryAt, outcome.error, started, now, outcome.error, id, outcome.attempt, workerId],
             );
       case "snoozed":
         return this.db.run(
           `UPDATE tickwork_jobs SET status = 'pending', run_at = ?, attempts = attempts - 1, snoozes = snoozes + 1, worker_id = NULL, lease_until = NULL,
              started_at = NULL, history = ${pushHistory("?", "'snoozed'", "NULL", "coalesce(started_at, ?)")} ${fence}`,
-          [outcome.runAt, started, now, id, outcome.attempt],
+          [outcome.runAt, started, now, id, outcome.attempt, workerId],
         );
       case "released":
         return this.db.run(
           `UPDATE tickwork_jobs SET status = 'pending', attempts = attempts - 1, run_at = min(run_at, ?), started_at = NULL, worker_id = NULL, lease_until = NULL
-           ${fence} AND worker_id = ?`,
-          [now, id, outcome.attempt, outcome.workerId],
+           ${fence}`,
+          [now, id, outcome.attempt, workerId],
         );
     }
   }

@@ -105,8 +105,12 @@ export interface QueueStore {
   /** Pending and running jobs per group of `queue`, the busiest first, at most `limit` groups. */
   groupCounts(params: { queue: string; now: number; limit: number }): Promise<GroupCounts[]>;
 
-  /** Records outcomes. Each is applied only if the job is still running the same attempt (fencing). */
-  settleMany(params: { outcomes: JobOutcome[]; now: number }): Promise<SettleResult>;
+  /**
+   * Records the outcomes of `workerId`'s jobs. Each is applied only while the job is still running the
+   * same attempt under `workerId`'s lease (fencing): an attempt given back (see markStarted) is claimed
+   * again under the same number, so the attempt alone cannot tell a late outcome from the new holder's.
+   */
+  settleMany(params: { workerId: string; outcomes: JobOutcome[]; now: number }): Promise<SettleResult>;
 
   /**
    * Extends the lease of those of `ids` that `workerId` still holds; returns them. The worker names
@@ -255,7 +259,6 @@ export type InsertResult =
   | { id: string; duplicate: false; handedTo?: { workerId: string; leaseUntil: number; maxAttempts: number } }
   | { id: string; duplicate: true; existing: Job };
 
-/** How a job's attempt settles, as the worker records it (`settleMany`). */
 /**
  * An attempt's outcome. `startedAt`: when a job held unstarted (see markStarted) started, for an
  * outcome that may be written before (or instead of) its start's mark.
@@ -270,10 +273,9 @@ export type JobOutcome =
   | { kind: "failed"; id: string; attempt: number; error: string; retryAt: number | null; parent?: string; startedAt?: number }
   /**
    * Back to pending at once (a shutdown, a pause, a lease lapsed before the job started), the attempt
-   * not counted, its place kept as a rescue keeps it. Fenced on `workerId` too: an attempt given back
-   * is claimed again under the same number, and a late release must not reach the new holder's.
+   * not counted, its place kept as a rescue keeps it.
    */
-  | { kind: "released"; id: string; attempt: number; workerId: string }
+  | { kind: "released"; id: string; attempt: number }
   /** Back to pending until `runAt`, the attempt not counted, the job's snoozes counted; kept in its history. */
   | { kind: "snoozed"; id: string; attempt: number; runAt: number; startedAt?: number };
 

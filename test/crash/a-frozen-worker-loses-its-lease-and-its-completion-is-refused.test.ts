@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Job } from "../../src/queue/job.js";
 import { sleep } from "./fixtures/crash-job.js";
 import { crashHarness, type CrashSetup } from "./fixtures/harness.js";
-import { eventually, type WorkerProcess } from "./fixtures/processes.js";
+import { eventually, type WorkerProcess, STARTUP_MS } from "./fixtures/processes.js";
 import type { Target } from "./fixtures/target.js";
 
 /**
@@ -25,7 +25,7 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker frozen past its 
     for (let round = 1; ; round++) {
       const job = await s.work.enqueue({ stall: { kind: "then-succeed", ms: 300 } });
       const a = s.spawnWorker({ lease: "3s", concurrency: 1 });
-      await a.waitFor((l) => l.event === "handler.holding" && l.id === job.id, "handler.holding", 20_000);
+      await a.waitFor((l) => l.event === "handler.holding" && l.id === job.id, "handler.holding", STARTUP_MS);
       await freezeHoldingNoLock(a, s);
 
       const rescued = await rescueAndComplete(s, job.id);
@@ -55,13 +55,13 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker frozen past its 
       ]);
       return;
     }
-  }, 60_000);
+  }, STARTUP_MS + 60_000);
 
   it("aborts the handler's signal when its heartbeat finds the lease lost, and refuses the attempt's outcome", async () => {
     const s = await setup(kind, { lease: "2s", runsJobs: true });
     const job = await s.work.enqueue({ stall: { kind: "until-aborted", ms: 30_000 } });
     const a = s.spawnWorker({ concurrency: 1 });
-    await a.waitFor((l) => l.event === "handler.holding" && l.id === job.id, "handler.holding", 20_000);
+    await a.waitFor((l) => l.event === "handler.holding" && l.id === job.id, "handler.holding", STARTUP_MS);
     await freezeHoldingNoLock(a, s);
 
     const rescued = await rescueAndComplete(s, job.id);
@@ -82,7 +82,7 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker frozen past its 
       { jobId: job.id, attempt: 1, pid: a.pid },
       { jobId: job.id, attempt: 2, pid: process.pid },
     ]);
-  }, 60_000);
+  }, STARTUP_MS + 60_000);
 });
 
 /**

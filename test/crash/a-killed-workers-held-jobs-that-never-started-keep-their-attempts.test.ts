@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RESCUE_INTERVAL_MS, crashHarness } from "./fixtures/harness.js";
-import { eventually } from "./fixtures/processes.js";
+import { eventually, STARTUP_MS } from "./fixtures/processes.js";
 import type { Target } from "./fixtures/target.js";
 
 const LEASE_MS = 2_000;
@@ -31,7 +31,7 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a killed worker's prefetc
         return rows.length === 4 && ran.length === 2 && rows;
       },
       "the victim to run 2 jobs and hold 2 more",
-      20_000,
+      STARTUP_MS,
     );
     expect(held.filter((j) => j.started)).toHaveLength(2);
     const notStarted = held.filter((j) => !j.started).map((j) => j.id).sort();
@@ -58,5 +58,5 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a killed worker's prefetc
     const executions = await s.db.executions();
     for (const id of notStarted) expect(executions.filter((e) => e.jobId === id).map((e) => [e.pid, e.attempt])).toEqual([[rescuer.pid, 1]]);
     for (const id of started) expect(executions.filter((e) => e.jobId === id).map((e) => [e.pid, e.attempt])).toEqual([[victim.pid, 1]]);
-  }, 20_000 + LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS + 2 * 30_000 + 30_000);
+  }, STARTUP_MS + LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS + 2 * 30_000 + 30_000);
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { sleep } from "./fixtures/crash-job.js";
 import { RESCUE_INTERVAL_MS, crashHarness } from "./fixtures/harness.js";
-import { eventually } from "./fixtures/processes.js";
+import { eventually, STARTUP_MS } from "./fixtures/processes.js";
 import type { Target } from "./fixtures/target.js";
 
 /**
@@ -36,7 +36,7 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker killed mid-job o
     // two wait in its prefetch buffer. Re-runs do 100 ms of ordinary work.
     const jobs = await s.work.enqueueMany(Array.from({ length: 6 }, (_, n) => ({ payload: { n, workMs: 100, stall: { kind: "until-aborted" as const, ms: 60_000 } } })));
     const victim = s.spawnWorker();
-    await eventually(() => victim.named("handler.holding").length === 4, "the victim to be running four jobs", 20_000);
+    await eventually(() => victim.named("handler.holding").length === 4, "the victim to be running four jobs", STARTUP_MS);
     // The two held unstarted have their first run in the rescuer: it does ordinary work there.
     const rescuer = s.spawnWorker({ stalls: false });
     await rescuer.ready;
@@ -76,13 +76,13 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker killed mid-job o
       expect(run.startedAt - killedAt, `job ${run.jobId} ran again ${run.startedAt - killedAt} ms after the kill`).toBeLessThanOrEqual(LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS);
     }
     expect(rescuer.named("job.lease_expired").map((l) => l.id).sort()).toEqual(jobs.map((j) => j.id).sort());
-  }, 60_000);
+  }, STARTUP_MS + 60_000);
 
   it(`has its job running again within lease + rescue interval, ahead of a backlog of ${BACKLOG} jobs enqueued after it`, async () => {
     const s = await setup(kind, { lease: `${LEASE_MS}ms` });
     const [held] = await s.work.enqueueMany([{ payload: { n: 0, workMs: 0, stall: { kind: "until-aborted" as const, ms: 60_000 } } }]);
     const victim = s.spawnWorker({ concurrency: 1 });
-    await victim.waitFor((l) => l.event === "handler.holding" && l.id === held!.id, "the victim to hold the job", 20_000);
+    await victim.waitFor((l) => l.event === "handler.holding" && l.id === held!.id, "the victim to hold the job", STARTUP_MS);
     await s.work.enqueueMany(Array.from({ length: BACKLOG }, (_, n) => ({ payload: { n: n + 1, workMs: BACKLOG_WORK_MS } })));
     const rescuer = s.spawnWorker();
     await rescuer.ready;
@@ -107,5 +107,5 @@ describe.each<Target["kind"]>(["postgres", "sqlite"])("a worker killed mid-job o
     expect(Number(pending)).toBeGreaterThan(BACKLOG / 2);
     expect(backlogBefore).toBeLessThan(BACKLOG / 2);
     expect(rescuer.named("job.lease_expired").map((l) => l.id)).toContain(held!.id);
-  }, 60_000);
+  }, STARTUP_MS + 60_000);
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RESCUE_INTERVAL_MS, crashHarness } from "./fixtures/harness.js";
-import { eventually } from "./fixtures/processes.js";
+import { eventually, STARTUP_MS } from "./fixtures/processes.js";
 
 const LEASE_MS = 2_000;
 const SLACK_MS = 10_000;
@@ -21,7 +21,7 @@ describe("a worker killed with slots offered (PostgreSQL)", () => {
     await victim.ready;
     const offered = async () =>
       (await s.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tickwork_offers WHERE worker_id = ? AND until > ?`, [victim.workerId, Date.now()]))[0]!.n;
-    await eventually(async () => (await offered()) === 4, "the idle victim to offer its four slots", 20_000);
+    await eventually(async () => (await offered()) === 4, "the idle victim to offer its four slots", STARTUP_MS);
 
     await victim.kill();
     // Enqueued after the kill, while the offer stands: written running under the dead worker's lease.
@@ -49,5 +49,5 @@ describe("a worker killed with slots offered (PostgreSQL)", () => {
     expect(executions.map((e) => e.attempt)).toEqual(jobs.map(() => 1));
     for (const job of await s.db.jobs()) expect(job.attempts, `job ${job.id}'s attempts`).toBe(1);
     // Past the deadlines above (the offer's 20 s, the run's, two spawns) with room for the setup.
-  }, 20_000 + LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS + 2 * 30_000 + 30_000);
+  }, STARTUP_MS + LEASE_MS + RESCUE_INTERVAL_MS + SLACK_MS + 2 * 30_000 + 30_000);
 });

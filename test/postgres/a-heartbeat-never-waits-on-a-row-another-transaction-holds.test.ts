@@ -50,7 +50,7 @@ it("a heartbeat renews the rows it can lock, answers at once for a row another t
   expect(await leases()).toEqual({ [held!]: NOW + 30_000, [free[0]!]: NOW + 60_000, [free[1]!]: NOW + 60_000 });
 
   // Once free, the next heartbeat renews it; a job that is no longer the worker's is not answered.
-  await store.queue.settleMany({ outcomes: [{ kind: "succeeded", id: free[0]!, attempt: 1 }], now: NOW });
+  await store.queue.settleMany({ workerId: "w1/emails", outcomes: [{ kind: "succeeded", id: free[0]!, attempt: 1 }], now: NOW });
   const next = await store.queue.heartbeat({ workerId: "w1/emails", ids: jobs.map((j) => j.id), leaseUntil: NOW + 90_000 });
   expect([...next].sort()).toEqual([held!, free[1]!].sort());
   expect((await leases())[held!]).toBe(NOW + 90_000);

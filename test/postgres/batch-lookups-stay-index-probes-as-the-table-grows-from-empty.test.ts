@@ -37,7 +37,7 @@ async function scans(): Promise<{ seq: number; idx: number }> {
 async function claimAndSettle(count: number): Promise<number> {
   const jobs = await store.queue.claimDue({ queue: "emails", limit: count, now: NOW, leaseUntil: NOW + 30_000, workerId: "w1/emails" });
   await store.queue.heartbeat({ workerId: "w1/emails", ids: jobs.map((j) => j.id), leaseUntil: NOW + 60_000 });
-  await store.queue.settleMany({ outcomes: jobs.map((j) => ({ kind: "succeeded", id: j.id, attempt: j.attempts })), now: NOW });
+  await store.queue.settleMany({ workerId: "w1/emails", outcomes: jobs.map((j) => ({ kind: "succeeded", id: j.id, attempt: j.attempts })), now: NOW });
   return jobs.length;
 }
 

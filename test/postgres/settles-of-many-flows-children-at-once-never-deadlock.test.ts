@@ -83,11 +83,11 @@ describe("PostgreSQL: settles of many flows' children at once", () => {
       // A third party holds parent A. The first settle counts A, then B: it waits on A, holding nothing.
       await blocker.query("BEGIN");
       await blocker.query("SELECT id FROM tickwork_jobs WHERE id = $1 FOR UPDATE", [a!.id]);
-      const first = stores[0]!.queue.settleMany({ outcomes: [child(a!.id, 0), child(b!.id, 0)], now });
+      const first = stores[0]!.queue.settleMany({ workerId: "w", outcomes: [child(a!.id, 0), child(b!.id, 0)], now });
       await eventually(async () => (await waiting()) === 1, "the first settle to wait on parent A");
       // The second counts B first, then A: unless the parents are taken in one order, it holds B and
       // waits on A behind the first, which then waits on B: a circle PostgreSQL breaks by failing one.
-      const second = stores[1]!.queue.settleMany({ outcomes: [child(b!.id, 1), child(a!.id, 1)], now });
+      const second = stores[1]!.queue.settleMany({ workerId: "w", outcomes: [child(b!.id, 1), child(a!.id, 1)], now });
       await eventually(async () => (await waiting()) === 2, "the second settle to wait too");
       await blocker.query("COMMIT");
 

@@ -45,13 +45,13 @@ const statements = [
     name: "the settle of mixed outcomes",
     sql: SETTLE_MANY,
     args: (ids: string[]) =>
-      `${array(ids)}, ${array(ids.map(() => 1))}, ${array(ids.map(() => "succeeded"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, 5, ${array(ids.map(() => "running"))}, ${array(ids.map(() => "NULL"))}, '{}'`,
+      `${array(ids)}, ${array(ids.map(() => 1))}, ${array(ids.map(() => "succeeded"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, ${array(ids.map(() => "NULL"))}, 5, ${array(ids.map(() => "running"))}, 'w', '{}'`,
   },
   {
     name: "the settle of successes",
     sql: SETTLE_SUCCEEDED,
     // No results: a batch of jobs that returned nothing sends an empty array.
-    args: (ids: string[]) => `${array(ids)}, ${array(ids.map(() => 1))}, 5, ${array(ids.map(() => "running"))}, '{}', '{}'`,
+    args: (ids: string[]) => `${array(ids)}, ${array(ids.map(() => 1))}, 5, ${array(ids.map(() => "running"))}, '{}', '{}', 'w'`,
   },
 ];
 

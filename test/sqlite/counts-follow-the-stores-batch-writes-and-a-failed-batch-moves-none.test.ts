@@ -47,7 +47,7 @@ describe("SQLite: the kept counts follow the store's batch writes, and a failed 
     const outcomes = claimed.slice(0, 20).map((job) => ({ kind: "succeeded" as const, id: job.id, attempt: job.attempts }));
     // A success of an attempt that is not the job's (a stale outcome) is refused and moves no count.
     outcomes.push({ kind: "succeeded", id: claimed[20]!.id, attempt: claimed[20]!.attempts + 1 });
-    const { refused } = await store.queue.settleMany({ outcomes, now: now + 1 });
+    const { refused } = await store.queue.settleMany({ workerId: "w1", outcomes, now: now + 1 });
     expect(refused).toEqual([claimed[20]!.id]);
     expect(await kept()).toEqual([
       { queue: "mail", status: "pending", n: 5 },

@@ -116,13 +116,14 @@ describe("SQLite: the queue's statements on an analyzed table of mostly finished
     const [a, b, c, d, e] = await store.claimDue({ queue: "emails", limit: 5, now: NOW, leaseUntil: NOW + 20_000, workerId: "w2/emails" });
     const explained = await plansOf(() =>
       store.settleMany({
+        workerId: "w2/emails",
         now: NOW,
         outcomes: [
           { kind: "succeeded", id: a!.id, attempt: 1 },
           { kind: "succeeded", id: d!.id, attempt: 1, result: '{"sent":true}' },
           { kind: "succeeded", id: e!.id, attempt: 1 },
           { kind: "failed", id: b!.id, attempt: 1, error: "boom", retryAt: NOW + 60_000 },
-          { kind: "released", id: c!.id, attempt: 1, workerId: "w2/emails" },
+          { kind: "released", id: c!.id, attempt: 1 },
         ],
       }),
     );

@@ -53,7 +53,7 @@ describe.each(allStoreCases())("a rescued or released job keeps its place ahead 
     for (let i = 0; i < 5; i++) await tw.enqueue("work", { n: i }, { priority: 1 });
 
     await clock.set(T0 + 10 * SECOND);
-    const { refused } = await store.settleMany({ outcomes: [{ kind: "released", id: held.id, attempt: claimed!.attempts, workerId: "stopping-host/work" }], now: clock.now() });
+    const { refused } = await store.settleMany({ workerId: "stopping-host/work", outcomes: [{ kind: "released", id: held.id, attempt: claimed!.attempts }], now: clock.now() });
     expect(refused).toEqual([]);
     expect(await tw.jobs.get(held.id)).toMatchObject({ status: "pending", priority: 1, runAt: T0, attempts: 0, startedAt: null });
 
@@ -71,7 +71,7 @@ describe.each(allStoreCases())("a rescued or released job keeps its place ahead 
     await store.claimDue({ queue: "work", limit: 2, now: later, leaseUntil: T0 + 30 * SECOND, workerId: DEAD_WORKER });
 
     await clock.set(T0 + 31 * SECOND);
-    const { refused } = await store.settleMany({ outcomes: [{ kind: "released", id: b.id, attempt: 1, workerId: DEAD_WORKER }], now: clock.now() });
+    const { refused } = await store.settleMany({ workerId: DEAD_WORKER, outcomes: [{ kind: "released", id: b.id, attempt: 1 }], now: clock.now() });
     expect(refused).toEqual([]);
     expect(await store.rescueExpired({ queues: ["work"], now: clock.now(), limit: 10 })).toEqual([expect.objectContaining({ id: a.id })]);
 

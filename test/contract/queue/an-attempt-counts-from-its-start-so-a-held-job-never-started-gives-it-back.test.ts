@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { allStoreCases } from "../../support/stores.js";
 import { SECOND, T0, engineFor } from "../../support/queue-fixtures.js";
+import type { JobOutcome } from "../../../src/queue/store.js";
 
 /** Another process that claimed jobs and then died: it never heartbeats and never reports. */
 const DEAD_WORKER = "dead-host/work";
@@ -72,19 +73,38 @@ describe.each(allStoreCases())("an attempt counts from its start ($name)", (stor
     );
   });
 
-  it("an attempt given back and claimed again under its number is the new holder's: the old holder's late release is refused", async () => {
+  it("an attempt given back and claimed again under its number is the new holder's: none of the old holder's late outcomes applies", async () => {
     const { tw, clock } = await engine();
     tw.queue("work", {});
     const store = tw.store.queue;
     const { id } = await tw.enqueue("work", {});
     await store.claimDue({ queue: "work", limit: 1, start: 0, now: T0, leaseUntil: T0 + 30 * SECOND, workerId: "frozen-host/work" });
+    // The frozen worker's other job, still its own (its lease ran on): a batch with it is judged per outcome.
+    const other = await tw.enqueue("work", {});
+    await store.claimDue({ queue: "work", limit: 1, now: T0, leaseUntil: T0 + 3_600 * SECOND, workerId: "frozen-host/work" });
     await clock.set(T0 + 30 * SECOND + 1);
     await store.rescueExpired({ queues: ["work"], now: clock.now(), limit: 10 });
     const [again] = await store.claimDue({ queue: "work", limit: 1, now: clock.now(), leaseUntil: clock.now() + 30 * SECOND, workerId: "live-host/work" });
     expect(again).toMatchObject({ id, attempts: 1 });
-    // The frozen worker wakes and hands back what it held, attempt 1: not its own any more.
-    const { refused } = await store.settleMany({ outcomes: [{ kind: "released", id, attempt: 1, workerId: "frozen-host/work" }], now: clock.now() });
-    expect(refused).toEqual([id]);
-    expect(await tw.jobs.get(id)).toMatchObject({ status: "running", attempts: 1, lease: { workerId: "live-host/work" } });
+    // The frozen worker wakes and reports on attempt 1 (it started the job after the thaw, or hands it
+    // back): not its own any more, whatever the outcome, alone or in a batch of successes.
+    const now = clock.now();
+    const late: JobOutcome[][] = [
+      [{ kind: "released", id, attempt: 1 }],
+      [{ kind: "succeeded", id, attempt: 1, startedAt: now }],
+      [{ kind: "succeeded", id, attempt: 1, startedAt: now }, { kind: "succeeded", id: other.id, attempt: 1 }],
+      [{ kind: "failed", id, attempt: 1, error: "late", retryAt: null, startedAt: now }],
+      [{ kind: "failed", id, attempt: 1, error: "late", retryAt: now + 1, startedAt: now }],
+      [{ kind: "snoozed", id, attempt: 1, runAt: now + 1, startedAt: now }],
+    ];
+    for (const outcomes of late) {
+      const { refused } = await store.settleMany({ workerId: "frozen-host/work", outcomes, now });
+      expect(refused, outcomes.map((o) => o.kind).join(", ")).toEqual([id]);
+    }
+    expect(await tw.jobs.get(other.id)).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(await tw.jobs.get(id)).toMatchObject({ status: "running", attempts: 1, startedAt: now, lastError: null, lease: { workerId: "live-host/work" } });
+    // The new holder's own outcome applies.
+    expect((await store.settleMany({ workerId: "live-host/work", outcomes: [{ kind: "succeeded", id, attempt: 1 }], now })).refused).toEqual([]);
+    expect(await tw.jobs.get(id)).toMatchObject({ status: "succeeded", attempts: 1 });
   });
 });

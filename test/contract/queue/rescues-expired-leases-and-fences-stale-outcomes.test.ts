@@ -59,10 +59,10 @@ describe.each(allStoreCases())("expired leases are rescued and stale outcomes ar
       handler: async (job) => {
         // The dead worker wakes up and reports on attempt 1 while attempt 2 runs here.
         const now = clock.now();
-        refusals.push((await store.settleMany({ outcomes: [{ kind: "succeeded", id: job.id, attempt: 1 }], now })).refused);
-        refusals.push((await store.settleMany({ outcomes: [{ kind: "failed", id: job.id, attempt: 1, error: "zombie", retryAt: null }], now })).refused);
-        refusals.push((await store.settleMany({ outcomes: [{ kind: "failed", id: job.id, attempt: 1, error: "zombie", retryAt: now + 1 }], now })).refused);
-        refusals.push((await store.settleMany({ outcomes: [{ kind: "released", id: job.id, attempt: 1, workerId: DEAD_WORKER }], now })).refused);
+        refusals.push((await store.settleMany({ workerId: DEAD_WORKER, outcomes: [{ kind: "succeeded", id: job.id, attempt: 1 }], now })).refused);
+        refusals.push((await store.settleMany({ workerId: DEAD_WORKER, outcomes: [{ kind: "failed", id: job.id, attempt: 1, error: "zombie", retryAt: null }], now })).refused);
+        refusals.push((await store.settleMany({ workerId: DEAD_WORKER, outcomes: [{ kind: "failed", id: job.id, attempt: 1, error: "zombie", retryAt: now + 1 }], now })).refused);
+        refusals.push((await store.settleMany({ workerId: DEAD_WORKER, outcomes: [{ kind: "released", id: job.id, attempt: 1 }], now })).refused);
         during = await tw.jobs.get(job.id);
       },
     });
@@ -78,7 +78,8 @@ describe.each(allStoreCases())("expired leases are rescued and stale outcomes ar
     expect(await tw.jobs.get(id)).toMatchObject({ status: "succeeded", attempts: 2, finishedAt: T0 + 31 * SECOND });
 
     // Once finished, no outcome for any attempt applies.
-    expect((await store.settleMany({ outcomes: [{ kind: "failed", id, attempt: 2, error: "late", retryAt: null }], now: clock.now() })).refused).toEqual([id]);
+    const holder = (during as { lease: { workerId: string } }).lease.workerId;
+    expect((await store.settleMany({ workerId: holder, outcomes: [{ kind: "failed", id, attempt: 2, error: "late", retryAt: null }], now: clock.now() })).refused).toEqual([id]);
     expect(await tw.jobs.get(id)).toMatchObject({ status: "succeeded", attempts: 2 });
   });
 
@@ -99,6 +100,7 @@ describe.each(allStoreCases())("expired leases are rescued and stale outcomes ar
     expect(reclaimed.map((j) => j.attempts)).toEqual([2, 2]);
 
     const result = await store.settleMany({
+      workerId: "worker-2",
       outcomes: [
         { kind: "succeeded", id: a.id, attempt: 1 },
         { kind: "succeeded", id: b.id, attempt: 2 },
