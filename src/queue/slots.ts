@@ -33,6 +33,7 @@ export class Slots {
   private inFlight = 0;
   private askedAt = -Infinity;
   private timer: TimerHandle | undefined;
+  private letGoTimer: TimerHandle | undefined;
   private stopped = false;
 
   constructor(private readonly deps: SlotDeps) {
@@ -81,10 +82,29 @@ export class Slots {
     return sent;
   }
 
+  /**
+   * A worker with nothing to run and nothing due keeps its slots `afterMs` (the next job of a trickle
+   * finds them held), then lets them go to the other processes if it is `stillIdle()` then.
+   */
+  linger(afterMs: number, stillIdle: () => boolean): void {
+    if (this.letGoTimer || this.count === 0) return;
+    this.letGoTimer = this.deps.clock.setTimeout(() => {
+      this.letGoTimer = undefined;
+      if (stillIdle()) this.set(0).catch((error) => this.deps.storeError("holdSlots", error));
+    }, afterMs);
+  }
+
+  /** The worker is busy again: what it holds stays held. */
+  keep(): void {
+    if (this.letGoTimer) this.deps.clock.clearTimeout(this.letGoTimer);
+    this.letGoTimer = undefined;
+  }
+
   /** Lets go of every slot and renews no more. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.clearTimer();
+    this.keep();
     if (this.held > 0 || this.inFlight > 0) await this.set(0).catch((error) => this.deps.storeError("holdSlots", error));
   }
 

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from "../core/clock.js";
+import type { Clock } from "../core/clock.js";
 import { errorText } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
 import type { TracerLike } from "../core/tracing.js";
@@ -13,11 +13,14 @@ import type { QueueConfig } from "./options.js";
 import { OutcomeBatcher } from "./outcomes.js";
 import { ProgressWriter } from "./progress.js";
 import type { JobWaits } from "./waits.js";
-import { setStarted } from "./rows.js";
 import { SlotOffer } from "./offers.js";
 import { RateLimiter } from "./rate-limit.js";
+import { JobRunner } from "./runner.js";
+import { Claimer, type ClaimOptions } from "./claimer.js";
+import { TickDriver, type TickResult } from "./tick-driver.js";
+import { WorkerSleep } from "./worker-sleep.js";
 import { Slots } from "./slots.js";
-import type { ClaimHold, ClaimLimits, ClaimResult, HandedJobs, QueueStore } from "./store.js";
+import type { ClaimResult, HandedJobs, QueueStore } from "./store.js";
 
 /**
  * How soon a worker held back by a concurrency limit looks again: a slot freed by another process
@@ -72,17 +75,16 @@ export class QueueWorker {
   readonly workerId: string;
   /** Running, prefetched and promised jobs: the one count of this worker's capacity. */
   private readonly holdings = new Holdings();
-  /** A batch queue's jobs waiting for their batch to fill (they count as running). */
-  private readonly gathering: HeldJob[] = [];
-  private gatherTimer: TimerHandle | undefined;
   private readonly outcomes: OutcomeBatcher;
   private readonly executor: JobExecutor;
+  private readonly runner: JobRunner;
+  private readonly sleep: WorkerSleep;
   private readonly leases: Leases;
   private readonly limiter: RateLimiter;
   /** This worker's share of the queue's globalConcurrency, when it has one. */
   private readonly slots: Slots | null;
-  /** The limits the store's claim applies: all but globalConcurrency, which the slots hold. */
-  private readonly claimLimits: ClaimLimits | undefined;
+  private readonly claimer: Claimer;
+  private readonly tick: TickDriver;
   /**
    * Starts are paced by tokens taken at the claim (a shared rate limit): a claimed job must start at
    * once, so the worker claims only for its free slots.
@@ -93,16 +95,8 @@ export class QueueWorker {
    * from the claim on: a worker of slow jobs claims only for its free slots (see pump).
    */
   private readonly grouped: boolean;
-  /**
-   * Groups with a job running here, on a queue of groupConcurrency 1 (null otherwise). A claim may
-   * hand this worker several jobs of one group (SERIAL_DEPTH), and only this worker runs them: it
-   * starts a group's next one when the one before has ended.
-   */
-  private readonly busyGroups: Set<string> | null;
   /** The last ask for slots got fewer than the worker could run, with jobs due: the cap holds it back. */
   private slotsShort = false;
-  /** Lets go of the slots of a worker that stayed idle (see lingerSlots). */
-  private letGoTimer: TimerHandle | undefined;
   private active = false;
   /** wake() was called since the last runDue ended (see hasNewWork). */
   private wokenSinceRun = false;
@@ -111,27 +105,15 @@ export class QueueWorker {
   /** The claim in flight, which stop() waits for: its jobs must be handed back before the store closes. */
   private claimInFlight: Promise<void> | null = null;
   private wokenDuringClaim = false;
-  /** The next-wake-up query in flight, which stop() waits for: the store must not close under it. */
-  private idleCheck: Promise<unknown> | null = null;
   private exhausted = false;
-  private idleTimer: TimerHandle | undefined;
-  /** Wakes the worker when its rate-limit window reopens (see armRateWake). */
-  private rateTimer: TimerHandle | undefined;
-  private idleAt = 0;
   /** The queue is paused (the last claim said so): no claims until a wake-up or a poll. */
   private paused = false;
   /** Pauses heard while a claim was on its way (null: the whole queue): applied to what it brings. */
   private readonly pausedDuringClaim: (string | null)[] = [];
-  /** Where the next claim of a grouped queue starts its round-robin (after this group). */
-  private cursor: string | null = null;
-  /** What held the last claim back, logged once per change (`queue.throttled`). */
-  private lastHold: ClaimHold | null = null;
   /** This worker's offer of its free slots to other processes' enqueues, when the store takes offers (see SlotOffer). */
   private readonly offer: SlotOffer | null;
   /** How much to claim and keep in hand, from the moving averages of a job's run and a claim's round trip. */
   private readonly window: ClaimWindow;
-  /** When this worker last let the event loop run: a yield, or the end of its last busy spell. */
-  private lastYield = Date.now();
 
   constructor(
     readonly config: QueueConfig,
@@ -140,13 +122,20 @@ export class QueueWorker {
     const { store, clock, logger } = deps;
     this.workerId = `${deps.instanceId}/${config.name}`;
     this.window = new ClaimWindow(config);
+    this.limiter = new RateLimiter(config.rateLimit, clock);
+    this.sleep = new WorkerSleep({
+      clock, store, queue: config.name, pollIntervalMs: deps.pollIntervalMs, limiter: this.limiter,
+      exhausted: () => this.exhausted, stopping: () => this.stopping || !this.active,
+      wake: () => ((this.exhausted = false), this.pump()), pump: () => this.pump(),
+      storeError: (operation, error) => this.storeError(operation, error),
+    });
     // Outcomes written: a queue held at a concurrency limit has a slot free in the store only now.
     this.outcomes = new OutcomeBatcher(
       store,
       this.workerId,
       () => clock.now(),
       () => {
-        if (this.lastHold === "globalConcurrency" || this.lastHold === "groupConcurrency") this.exhausted = false;
+        if (this.claimer.heldBy === "globalConcurrency" || this.claimer.heldBy === "groupConcurrency") this.exhausted = false;
         this.pump();
       },
       (queues) => queues.forEach((queue) => deps.wake(queue)),
@@ -159,7 +148,7 @@ export class QueueWorker {
     });
     this.executor = new JobExecutor(config, {
       clock, logger, outcomes: this.outcomes, progress, tracer: deps.tracer,
-      retryScheduled: (at) => this.wakeBy(at),
+      retryScheduled: (at) => this.sleep.wakeBy(at),
       ended: (id) => deps.waits.signal(id),
     });
     this.leases = new Leases({
@@ -169,7 +158,6 @@ export class QueueWorker {
       lost: (entry) => this.holdings.forget(entry),
       storeError: (operation, error) => this.storeError(operation, error),
     });
-    this.limiter = new RateLimiter(config.rateLimit, clock);
     // Shared limits, pauses of groups and a rate are the claim's to apply, and a batch gathers its
     // jobs from claims: only a plain queue's worker takes jobs it never claimed.
     this.offer =
@@ -184,10 +172,22 @@ export class QueueWorker {
           })
         : null;
     const { globalConcurrency, ...rest } = config.limits ?? { buckets: [], grouped: false };
-    this.claimLimits = rest.grouped || rest.buckets.length > 0 ? rest : undefined;
+    this.claimer = new Claimer({
+      store, clock, logger, queue: config.name, workerId: this.workerId, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts,
+      // The limits the store's claim applies: all but globalConcurrency, which the slots hold.
+      limits: rest.grouped || rest.buckets.length > 0 ? rest : undefined,
+      limited: config.limits !== undefined, pollIntervalMs: deps.pollIntervalMs, holdPollMs: HOLD_POLL_MS,
+      limiter: this.limiter, leases: this.leases, holdings: this.holdings,
+    });
     this.paced = rest.buckets.length > 0 || rest.groupRate !== undefined;
     this.grouped = rest.grouped;
-    this.busyGroups = rest.groupConcurrency === 1 && !config.batch ? new Set() : null;
+    // Under groupConcurrency 1 a claim may hand this worker several jobs of one group (SERIAL_DEPTH),
+    // and only this worker runs them: it starts a group's next one when the one before has ended.
+    this.runner = new JobRunner({
+      clock, batch: config.batch, serialGroups: rest.groupConcurrency === 1, holdings: this.holdings, leases: this.leases,
+      outcomes: this.outcomes, executor: this.executor, window: this.window,
+      freed: () => this.pump(), storeError: (operation, error) => this.storeError(operation, error),
+    });
     this.slots =
       globalConcurrency === undefined
         ? null
@@ -199,6 +199,11 @@ export class QueueWorker {
             changed: () => this.pump(),
             storeError: (operation, error) => this.storeError(operation, error),
           });
+    this.tick = new TickDriver({
+      clock, capacity: config.concurrency * (config.batch?.size ?? 1), holdPollMs: HOLD_POLL_MS, limiter: this.limiter, slots: this.slots,
+      claimer: this.claimer, claim: (limit, options) => this.claim(limit, options), runner: this.runner, outcomes: this.outcomes,
+      active: () => this.active,
+    });
   }
 
   /**
@@ -211,7 +216,7 @@ export class QueueWorker {
   }
 
   get stats() {
-    return { running: this.holdings.runningCount, prefetched: this.holdings.prefetchedCount, batch: this.window.batch, active: this.active, paused: this.paused, heldBy: this.lastHold, slots: this.slots?.count ?? null };
+    return { running: this.holdings.runningCount, prefetched: this.holdings.prefetchedCount, batch: this.window.batch, active: this.active, paused: this.paused, heldBy: this.claimer.heldBy, slots: this.slots?.count ?? null };
   }
 
   // ---- continuous driver -------------------------------------------------------------------
@@ -227,7 +232,7 @@ export class QueueWorker {
     if (!this.active || this.stopping) return;
     this.wokenDuringClaim = true;
     this.exhausted = false;
-    this.clearIdle();
+    this.sleep.cancel();
     this.pump();
   }
 
@@ -285,16 +290,15 @@ export class QueueWorker {
    */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
-    this.clearIdle();
-    this.clearRateWake();
+    this.sleep.cancelAll();
     // A claim may still be on its way (or yielding before it starts); it releases what it gets.
     await this.claimInFlight;
-    await this.idleCheck;
+    await this.sleep.settled();
     // The offer is withdrawn first: jobs handed here that were not heard of go back with the rest.
     if (this.offer) this.takeHanded(await this.offer.stop());
     for (const entry of this.holdings.takeBack()) this.leases.release(entry);
     // A batch still gathering runs now with what it has: no more jobs are coming.
-    while (this.gathering.length) this.runGathered();
+    this.runner.flush();
     if (this.holdings.runningCount) {
       await waitAtMost(this.deps.clock, graceMs, this.holdings.drained());
       for (const entry of this.holdings.runningJobs()) {
@@ -304,7 +308,6 @@ export class QueueWorker {
     }
     await this.outcomes.drain().catch((error) => this.storeError("settle", error));
     this.leases.stop();
-    this.clearLetGo();
     await this.slots?.stop();
     this.active = false;
   }
@@ -341,7 +344,9 @@ export class QueueWorker {
   private pump(): void {
     if (!this.active || this.stopping) return;
     const capacity = this.capacity;
-    this.launchBuffered(capacity);
+    // Prefetched jobs start in claim order while slots are free; under groupConcurrency 1 a job whose
+    // group has one running here waits for it to end.
+    this.holdings.launchPrefetched(capacity, this.runner.busyGroups, this.runner.launch);
     this.slots?.giveBack(this.holdings.runningCount);
     // Slots free, nothing prefetched, a claim or the last batch's outcomes still on their way, and jobs
     // that take less than a round trip: move more per statement (a batch costs one statement whatever
@@ -355,7 +360,7 @@ export class QueueWorker {
       return this.lingerSlots();
     }
     this.offer?.fit();
-    this.clearLetGo();
+    this.slots?.keep();
     if (this.slots?.shouldAsk(this.config.concurrency, HOLD_POLL_MS)) {
       this.claimInFlight = this.askSlots();
       return;
@@ -375,7 +380,7 @@ export class QueueWorker {
     // Under groupConcurrency 1 each claim may take SERIAL_DEPTH jobs of a group, run in turn in one
     // slot: the window and the claim grow by as much, so as many groups as slots stay in hand.
     const groupedAhead = this.grouped && !this.paced && this.window.fasterThanRoundTrip;
-    const shape = { capacity, groupedAhead, depth: groupedAhead && this.busyGroups ? SERIAL_DEPTH : 1, limited: this.paced || this.grouped };
+    const shape = { capacity, groupedAhead, depth: groupedAhead && this.runner.busyGroups ? SERIAL_DEPTH : 1, limited: this.paced || this.grouped };
     // Outcomes waiting to be written count against the window of jobs faster than a round trip:
     // claiming stops until they are on their way, which bounds what a crash can make run twice and
     // keeps fast handlers from starving the writes. Slower jobs cannot starve the writes, and a batch
@@ -390,21 +395,8 @@ export class QueueWorker {
       this.claimInFlight = this.claimBatch(room, shape.depth);
       return;
     }
-    if (want > 0 && room === 0) this.armRateWake();
+    if (want > 0 && room === 0) this.sleep.untilRateWindow();
     if (unrecorded > 0 && this.holdings.runningCount === 0) this.outcomes.flushNow();
-  }
-
-  /**
-   * The window's starts are spent and slots are free: nothing else (no job finishing, no enqueue) may
-   * come to start the jobs still due, so the worker wakes itself when the window reopens.
-   */
-  private armRateWake(): void {
-    if (this.rateTimer) return;
-    const wait = this.limiter.wait(this.deps.clock.now());
-    this.rateTimer = this.deps.clock.setTimeout(() => {
-      this.rateTimer = undefined;
-      this.pump();
-    }, Math.max(1, wait));
   }
 
   /**
@@ -421,7 +413,7 @@ export class QueueWorker {
       if (held === 0) {
         this.exhausted = true;
         if (due) {
-          this.noteHold("globalConcurrency", 0, this.config.concurrency);
+          this.claimer.noteHold("globalConcurrency", 0, this.config.concurrency);
           heldUntil = this.deps.clock.now() + HOLD_POLL_MS;
         }
       }
@@ -432,27 +424,13 @@ export class QueueWorker {
       this.claiming = false;
     }
     this.pump();
-    this.sleepIfExhausted(heldUntil);
+    this.sleep.afterClaim(heldUntil);
   }
 
-  /**
-   * A worker with nothing to run and nothing due keeps its slots a little while (the next job of a
-   * trickle finds them held), then lets them go to the other processes.
-   */
+  /** A worker with nothing to run and nothing due lets its slots go after a while (see Slots.linger). */
   private lingerSlots(): void {
-    if (!this.slots || this.letGoTimer || !this.exhausted || this.claiming) return;
-    if (this.holdings.inHand || this.slots.count === 0) return;
-    this.letGoTimer = this.deps.clock.setTimeout(() => {
-      this.letGoTimer = undefined;
-      if (this.exhausted && !this.claiming && !this.holdings.runningCount && !this.holdings.prefetchedCount && !this.stopping) {
-        this.slots!.set(0).catch((error) => this.storeError("holdSlots", error));
-      }
-    }, HOLD_POLL_MS);
-  }
-
-  private clearLetGo(): void {
-    if (this.letGoTimer) this.deps.clock.clearTimeout(this.letGoTimer);
-    this.letGoTimer = undefined;
+    if (!this.slots || !this.exhausted || this.claiming || this.holdings.inHand) return;
+    this.slots.linger(HOLD_POLL_MS, () => this.exhausted && !this.claiming && !this.holdings.inHand && !this.stopping);
   }
 
   private async claimBatch(limit: number, serialDepth: number): Promise<void> {
@@ -460,11 +438,11 @@ export class QueueWorker {
     this.wokenDuringClaim = false;
     let held: number | null = null;
     try {
-      await this.yieldIfBusy();
+      await this.sleep.yieldIfBusy();
       const sent = performance.now();
       // The jobs that fit the free slots start at the claim; the rest are held, started as slots free.
       const start = Math.max(0, this.capacity - this.holdings.runningCount - this.holdings.prefetchedCount);
-      const { entries: jobs, result } = await this.claim(limit, { serialDepth, start });
+      const { entries: jobs, result } = await this.claim(limit, { cutBySlots: this.slotsShort, serialDepth, start });
       this.window.claimReturned(performance.now() - sent);
       if (this.stopping) {
         for (const entry of jobs) this.leases.release(entry);
@@ -488,7 +466,7 @@ export class QueueWorker {
         // least one job or holds) goes on there.
         if (jobs.length === 0 || !this.grouped || this.paced) {
           this.exhausted = true;
-          held = this.holdUntil(result);
+          held = this.claimer.holdUntil(result);
         }
       } else if (jobs.length < limit && !this.wokenDuringClaim) {
         // A wake-up that arrived while the claim was in flight may be for a job the claim's snapshot missed.
@@ -503,161 +481,15 @@ export class QueueWorker {
       this.claiming = false;
     }
     this.pump();
-    this.sleepIfExhausted(held);
-  }
-
-  /**
-   * After a claim or an ask for slots that left the worker with nothing to start: sleep until
-   * `heldUntil` when a limit holds due jobs back (unless an earlier wake-up is set), otherwise until
-   * the next due job or poll.
-   */
-  private sleepIfExhausted(heldUntil: number | null): void {
-    if (!this.exhausted) return;
-    if (heldUntil === null) void this.armIdle();
-    else if (!this.stopping && (!this.idleTimer || this.idleAt > heldUntil)) this.setIdleTimer(heldUntil);
-  }
-
-  /**
-   * With a synchronous store (SQLite) and fast handlers, claim, run and record can chain through
-   * microtasks for a whole backlog without ever returning to the event loop, starving timers
-   * (heartbeats, rescues) and I/O. Every 20 ms of such work, step out for one macrotask.
-   */
-  private async yieldIfBusy(): Promise<void> {
-    const now = Date.now();
-    if (now - this.lastYield < 20) return;
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    this.lastYield = Date.now();
-  }
-
-  /** Sleeps until the next due job, a lease to rescue, or the poll interval, whichever is first. */
-  private async armIdle(): Promise<void> {
-    if (this.idleTimer || this.stopping) return;
-    const now = this.deps.clock.now();
-    let wait = this.deps.pollIntervalMs;
-    try {
-      // Leases are left out: a lapsed lease is the rescuer's to handle, and waking for one here
-      // would spin on empty claims until the rescuer's next pass.
-      const asked = this.deps.store.nextWakeAt({ queues: [this.config.name], leases: false });
-      this.idleCheck = asked.catch(() => {});
-      const next = await asked;
-      if (next !== null) wait = Math.min(wait, Math.max(0, next - now));
-    } catch (error) {
-      this.storeError("nextWakeAt", error);
-    }
-    const rateWait = this.limiter.wait(now);
-    if (rateWait > 0) wait = Math.max(wait, rateWait);
-    if (!this.exhausted || this.idleTimer || this.stopping) return;
-    this.setIdleTimer(now + wait);
-  }
-
-  private setIdleTimer(at: number): void {
-    this.clearIdle();
-    // Idle is not busy: the next claim after a wake-up starts a fresh spell rather than paying for a
-    // yield (a macrotask, a millisecond or more) on the way to a job someone is waiting for.
-    this.lastYield = Date.now();
-    this.idleAt = at;
-    this.idleTimer = this.deps.clock.setTimeout(() => {
-      this.idleTimer = undefined;
-      this.exhausted = false;
-      this.pump();
-    }, at - this.deps.clock.now());
-  }
-
-  /** A retry this worker just scheduled must not wait for an idle timer armed before it existed. */
-  private wakeBy(at: number): void {
-    if (this.active && !this.stopping && this.exhausted && (!this.idleTimer || this.idleAt > at)) this.setIdleTimer(at);
-  }
-
-  private clearIdle(): void {
-    if (this.idleTimer) this.deps.clock.clearTimeout(this.idleTimer);
-    this.idleTimer = undefined;
-  }
-
-  private clearRateWake(): void {
-    if (this.rateTimer) this.deps.clock.clearTimeout(this.rateTimer);
-    this.rateTimer = undefined;
-  }
-
-  /**
-   * Starts prefetched jobs in claim order while slots are free, passing over a job whose group has
-   * one running here (under groupConcurrency 1): it starts when that one ends.
-   */
-  private launchBuffered(capacity: number): void {
-    this.holdings.launchPrefetched(capacity, this.busyGroups, this.launchOne);
-  }
-
-  /** `launch`, bound once: pump hands it to the holdings on every job's end. */
-  private readonly launchOne = (entry: HeldJob): void => this.launch(entry);
-
-  private launch(entry: HeldJob): void {
-    // Prefetched while this process was stalled (a long synchronous handler, a frozen process) past
-    // its lease: the store may have given it to another worker already, so it is handed back, never
-    // started here (the release is fenced: refused if another worker holds it now).
-    if (entry.job.lease && entry.job.lease.until <= this.deps.clock.now()) return this.leases.release(entry, "lease_lapsed");
-    this.holdings.started(entry);
-    if (this.busyGroups && entry.job.group !== null) this.busyGroups.add(entry.job.group);
-    // Held without starting (prefetched, or handed over by another process): its start is written
-    // with the next outcomes, or with its own (see OutcomeBatcher).
-    if (entry.job.startedAt === null) {
-      const now = this.deps.clock.now();
-      setStarted(entry.job, now);
-      this.outcomes.started(entry.job.id, entry.job.attempts, now);
-    }
-    if (this.config.batch) return this.gather(entry);
-    const started = performance.now();
-    void this.executor.run(entry).then((outcome) => {
-      this.window.jobRan(performance.now() - started);
-      this.ended(entry);
-      if (!entry.released) this.executor.settle(entry.job, outcome).catch((error) => this.storeError("settle", error));
-      this.pump();
-    });
-  }
-
-  /** A launched job is over here: its slot, and its group's under groupConcurrency 1, are free. */
-  private ended(entry: HeldJob): void {
-    this.holdings.ended(entry);
-    if (this.busyGroups && entry.job.group !== null) this.busyGroups.delete(entry.job.group);
-  }
-
-  /**
-   * A batch queue's job joins the batch being gathered: it runs when the batch is full, or `wait`
-   * after its first job joined.
-   */
-  private gather(entry: HeldJob): void {
-    const { size, waitMs } = this.config.batch!;
-    this.holdings.started(entry);
-    this.gathering.push(entry);
-    if (this.gathering.length >= size) this.runGathered();
-    else this.gatherTimer ??= this.deps.clock.setTimeout(() => this.runGathered(), waitMs);
-  }
-
-  private runGathered(): void {
-    if (this.gatherTimer) this.deps.clock.clearTimeout(this.gatherTimer);
-    this.gatherTimer = undefined;
-    const entries = this.gathering.splice(0, this.config.batch!.size);
-    if (entries.length === 0) return;
-    const started = performance.now();
-    void this.executor.runBatch(entries).then((outcomes) => {
-      this.window.jobRan((performance.now() - started) / entries.length);
-      entries.forEach((entry, i) => {
-        this.holdings.ended(entry);
-        if (!entry.released) this.executor.settle(entry.job, outcomes[i]!).catch((error) => this.storeError("settle", error));
-      });
-      this.pump();
-    });
-    if (this.gathering.length) this.gatherTimer = this.deps.clock.setTimeout(() => this.runGathered(), this.config.batch!.waitMs);
+    this.sleep.afterClaim(held);
   }
 
   // ---- tick driver -------------------------------------------------------------------------
 
-  /**
-   * Claims and runs due jobs, batch after batch, until none is due or `budget` jobs have run.
-   * `heldUntil`: due jobs wait on a limit (a rate window, a token, a slot another process holds) or a
-   * pause; the pass looks again then rather than at the store's due times.
-   */
-  async runDue(budget: number): Promise<{ ran: number; more: boolean; heldUntil?: number }> {
+  /** One bounded pass for `tw.tick()` (see TickDriver). */
+  async runDue(budget: number): Promise<TickResult> {
     try {
-      return await this.runDueBatches(budget);
+      return await this.tick.runDue(budget);
     } finally {
       // What was enqueued while this pass ran, it claimed; only what comes after is news.
       this.wokenSinceRun = false;
@@ -672,123 +504,13 @@ export class QueueWorker {
     return this.wokenSinceRun;
   }
 
-  private async runDueBatches(budget: number): Promise<{ ran: number; more: boolean; heldUntil?: number }> {
-    try {
-      return await this.runDueHolding(budget);
-    } finally {
-      // A tick holds its slots only while it runs: between ticks another engine may need them.
-      if (this.slots && !this.active) await this.slots.set(0);
-    }
-  }
-
-  private async runDueHolding(budget: number): Promise<{ ran: number; more: boolean; heldUntil?: number }> {
-    let ran = 0;
-    while (ran < budget) {
-      const asked = this.limiter.allowance(Math.min(this.config.concurrency * (this.config.batch?.size ?? 1), budget - ran));
-      if (asked === 0) {
-        const now = this.deps.clock.now();
-        return { ran, more: false, heldUntil: now + this.limiter.wait(now) };
-      }
-      let limit = asked;
-      let cutBySlots = false;
-      if (this.slots) {
-        const { held, due } = await this.slots.set(asked);
-        if (held < asked && !due) return { ran, more: false };
-        if (held === 0) {
-          this.noteHold("globalConcurrency", 0, asked);
-          return { ran, more: false, heldUntil: this.deps.clock.now() + HOLD_POLL_MS };
-        }
-        limit = held;
-        cutBySlots = held < asked;
-      }
-      const { entries, result } = await this.claim(limit, { asked, cutBySlots });
-      await Promise.all(this.config.batch ? this.runBatches(entries) : entries.map((entry) => this.runOne(entry)));
-      await this.outcomes.drain();
-      ran += entries.length;
-      if (result.held && entries.length < limit) {
-        // A group at its limit leaves the others' jobs to the next batch; nothing at all started: wait.
-        if (entries.length > 0) continue;
-        return { ran, more: false, heldUntil: this.holdUntil(result) };
-      }
-      if (entries.length < limit) return { ran, more: false };
-    }
-    return { ran, more: true };
-  }
-
-  private async runOne(entry: HeldJob): Promise<void> {
-    this.holdings.started(entry);
-    const outcome = await this.executor.run(entry);
-    this.holdings.ended(entry);
-    await this.executor.settle(entry.job, outcome);
-  }
-
-  /** A tick's claimed jobs of a batch queue, in batches of its size (a tick waits for nothing more). */
-  private runBatches(entries: HeldJob[]): Promise<void>[] {
-    const { size } = this.config.batch!;
-    const batches: Promise<void>[] = [];
-    for (let at = 0; at < entries.length; at += size) {
-      const batch = entries.slice(at, at + size);
-      for (const entry of batch) this.holdings.started(entry);
-      batches.push(
-        this.executor.runBatch(batch).then(async (outcomes) => {
-          for (const entry of batch) this.holdings.ended(entry);
-          await Promise.all(batch.map((entry, i) => this.executor.settle(entry.job, outcomes[i]!)));
-        }),
-      );
-    }
-    return batches;
-  }
-
   // ---- shared ------------------------------------------------------------------------------
 
-  /**
-   * `cutBySlots`: the worker holds fewer slots of a globalConcurrency than it could fill, with jobs
-   * due, so a claim that got all it asked for was held back by the cap; `asked` is what the worker
-   * would have claimed without it.
-   */
-  private async claim(limit: number, { asked = limit, cutBySlots = this.slotsShort, serialDepth = 1, start = limit } = {}): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
-    const now = this.deps.clock.now();
-    const leaseUntil = now + this.config.leaseMs;
-    const result = await this.deps.store.claim({
-      queue: this.config.name,
-      limit,
-      now,
-      leaseUntil,
-      workerId: this.workerId,
-      queueMaxAttempts: this.config.maxAttempts,
-      limits: this.claimLimits,
-      after: this.cursor,
-      ...(serialDepth > 1 ? { serialDepth } : {}),
-      ...(start < limit ? { start } : {}),
-    });
-    this.cursor = result.cursor;
-    this.paused = result.paused;
-    this.noteHold(result.jobs.length < limit ? result.held : cutBySlots ? "globalConcurrency" : null, result.jobs.length, asked, result.retryAt);
-    // How long each started job waited since it was due: the time spent on the queue's limits.
-    if (this.config.limits && result.jobs.length) this.deps.logger.debug("queue.limited_claim", { queue: this.config.name, started: result.jobs.length, waitedMs: result.jobs.map((j) => Math.max(0, now - j.runAt)) });
-    this.limiter.started(result.jobs.length);
-    // A job held here already (a renewal of the offer read it as handed while the claim was on its
-    // way) is held once.
-    return { entries: this.leases.hold(result.jobs.filter((job) => !this.holdings.holds(job.id)), leaseUntil), result };
-  }
-
-  /** Logs what holds the queue's claims back, once per change (`queue.throttled`, `queue.unthrottled`). */
-  private noteHold(hold: ClaimHold | null, started: number, asked: number, until: number | null = null): void {
-    if (hold === this.lastHold) return;
-    if (hold) this.deps.logger.info("queue.throttled", { queue: this.config.name, by: hold, started, asked, ...(until !== null ? { until } : {}) });
-    else if (this.lastHold) this.deps.logger.info("queue.unthrottled", { queue: this.config.name, was: this.lastHold });
-    this.lastHold = hold;
-  }
-
-  /**
-   * When a worker whose due jobs wait on a limit looks again: when a token comes back; after a poll
-   * for a pause (a resume wakes workers itself); soon for a slot another process frees, which sends
-   * no wake-up.
-   */
-  private holdUntil(result: ClaimResult): number {
-    const now = this.deps.clock.now();
-    if (result.retryAt !== null) return result.retryAt;
-    return now + (result.held === "paused" ? this.deps.pollIntervalMs : HOLD_POLL_MS);
+  /** A claim; what it reads of the queue's pause is the worker's to heed. */
+  private async claim(limit: number, options: ClaimOptions): Promise<{ entries: HeldJob[]; result: ClaimResult }> {
+    const claimed = await this.claimer.claim(limit, options);
+    this.paused = claimed.result.paused;
+    return claimed;
   }
 
   private storeError(operation: string, error: unknown): void {
