@@ -71,6 +71,13 @@ export interface WorkerDeps {
  * - `runDue`: one bounded pass for `tw.tick()`, used by tests with a fake clock and by runtimes
  *   (Durable Object alarms) that drive the engine themselves.
  */
+/**
+ * What a worker is doing: `off` before start (a tick may drive it), `busy` with jobs to claim or run,
+ * `claiming` while a claim or an ask for slots is on its way, `idle` when nothing it could start is
+ * due (it sleeps until a wake-up), `stopping` from stop() on, `stopped` once stop() has returned.
+ */
+type WorkerState = "off" | "busy" | "claiming" | "idle" | "stopping" | "stopped";
+
 export class QueueWorker {
   readonly workerId: string;
   /** Running, prefetched and promised jobs: the one count of this worker's capacity. */
@@ -97,15 +104,12 @@ export class QueueWorker {
   private readonly grouped: boolean;
   /** The last ask for slots got fewer than the worker could run, with jobs due: the cap holds it back. */
   private slotsShort = false;
-  private active = false;
+  private state: WorkerState = "off";
   /** wake() was called since the last runDue ended (see hasNewWork). */
   private wokenSinceRun = false;
-  private stopping = false;
-  private claiming = false;
   /** The claim in flight, which stop() waits for: its jobs must be handed back before the store closes. */
   private claimInFlight: Promise<void> | null = null;
   private wokenDuringClaim = false;
-  private exhausted = false;
   /** The queue is paused (the last claim said so): no claims until a wake-up or a poll. */
   private paused = false;
   /** Pauses heard while a claim was on its way (null: the whole queue): applied to what it brings. */
@@ -125,8 +129,8 @@ export class QueueWorker {
     this.limiter = new RateLimiter(config.rateLimit, clock);
     this.sleep = new WorkerSleep({
       clock, store, queue: config.name, pollIntervalMs: deps.pollIntervalMs, limiter: this.limiter,
-      exhausted: () => this.exhausted, stopping: () => this.stopping || !this.active,
-      wake: () => ((this.exhausted = false), this.pump()), pump: () => this.pump(),
+      exhausted: () => this.state === "idle", stopping: () => !this.working,
+      wake: () => this.busyAgain(), pump: () => this.pump(),
       storeError: (operation, error) => this.storeError(operation, error),
     });
     // Outcomes written: a queue held at a concurrency limit has a slot free in the store only now.
@@ -135,8 +139,8 @@ export class QueueWorker {
       this.workerId,
       () => clock.now(),
       () => {
-        if (this.claimer.heldBy === "globalConcurrency" || this.claimer.heldBy === "groupConcurrency") this.exhausted = false;
-        this.pump();
+        if (this.claimer.heldBy === "globalConcurrency" || this.claimer.heldBy === "groupConcurrency") this.busyAgain();
+        else this.pump();
       },
       (queues) => queues.forEach((queue) => deps.wake(queue)),
       (error, count) => logger.error("store.error", { queue: config.name, operation: "settle", error: errorText(error), retrying: count }),
@@ -195,14 +199,18 @@ export class QueueWorker {
             store, clock, queue: config.name, workerId: this.workerId, cap: globalConcurrency, leaseMs: config.leaseMs,
             // An idle worker keeps only what it runs and holds; a busy one keeps asking for all it could run.
             renewWant: () =>
-              !this.active ? this.holdings.runningCount : this.exhausted ? Math.min(config.concurrency, this.holdings.inHand) : config.concurrency,
+              this.state === "off" || this.state === "stopped"
+                ? this.holdings.runningCount
+                : this.state === "idle" || this.state === "stopping"
+                  ? Math.min(config.concurrency, this.holdings.inHand)
+                  : config.concurrency,
             changed: () => this.pump(),
             storeError: (operation, error) => this.storeError(operation, error),
           });
     this.tick = new TickDriver({
       clock, capacity: config.concurrency * (config.batch?.size ?? 1), holdPollMs: HOLD_POLL_MS, limiter: this.limiter, slots: this.slots,
       claimer: this.claimer, claim: (limit, options) => this.claim(limit, options), runner: this.runner, outcomes: this.outcomes,
-      active: () => this.active,
+      active: () => this.state !== "off" && this.state !== "stopped",
     });
   }
 
@@ -216,24 +224,39 @@ export class QueueWorker {
   }
 
   get stats() {
-    return { running: this.holdings.runningCount, prefetched: this.holdings.prefetchedCount, batch: this.window.batch, active: this.active, paused: this.paused, heldBy: this.claimer.heldBy, slots: this.slots?.count ?? null };
+    return { running: this.holdings.runningCount, prefetched: this.holdings.prefetchedCount, batch: this.window.batch, active: this.state !== "off" && this.state !== "stopped", paused: this.paused, heldBy: this.claimer.heldBy, slots: this.slots?.count ?? null };
   }
 
   // ---- continuous driver -------------------------------------------------------------------
 
   start(): void {
-    this.active = true;
+    if (this.state === "off") this.state = "busy";
     this.pump();
   }
 
   /** Something may be due: an enqueue here, a notification, a rescue. */
   wake(): void {
     this.wokenSinceRun = true;
-    if (!this.active || this.stopping) return;
+    if (!this.working) return;
     this.wokenDuringClaim = true;
-    this.exhausted = false;
     this.sleep.cancel();
+    this.busyAgain();
+  }
+
+  /** Started and not stopping: claiming, running or sleeping. */
+  private get working(): boolean {
+    return this.state === "busy" || this.state === "claiming" || this.state === "idle";
+  }
+
+  /** Something may be due: an idle worker looks again (a claiming one decides when its claim returns). */
+  private busyAgain(): void {
+    if (this.state === "idle") this.state = "busy";
     this.pump();
+  }
+
+  /** A claim or an ask for slots came back: the worker sleeps when it found nothing to start. */
+  private claimed(idle: boolean): void {
+    if (this.state === "claiming") this.state = idle ? "idle" : "busy";
   }
 
   /**
@@ -246,7 +269,7 @@ export class QueueWorker {
    */
   handoff(count: number): Handoff | null {
     // Shared limits and pauses are checked by the claim, which a hand-off skips.
-    if (!this.active || this.stopping || !this.exhausted || this.claiming || this.config.limits || this.paused) return null;
+    if (this.state !== "idle" || this.config.limits || this.paused) return null;
     if (count < 1 || count > this.holdings.free(this.config.concurrency) || this.limiter.allowance(count) < count) return null;
     const close = this.holdings.promise(count);
     const leaseUntil = this.deps.clock.now() + this.config.leaseMs;
@@ -258,7 +281,7 @@ export class QueueWorker {
         this.limiter.started(jobs.length);
         const entries = this.leases.hold(jobs, leaseUntil);
         // Stopped meanwhile: the jobs go back to pending like any prefetched job.
-        if (this.stopping || !this.active) return entries.forEach((entry) => this.leases.release(entry));
+        if (!this.working) return entries.forEach((entry) => this.leases.release(entry));
         this.holdings.prefetch(entries);
         this.pump();
       },
@@ -277,7 +300,7 @@ export class QueueWorker {
   private takeHanded(jobs: Job[]): void {
     const entries = this.leases.hold(jobs, this.deps.clock.now() + this.config.leaseMs);
     // Stopped meanwhile: the jobs go back to pending like any prefetched job.
-    if (this.stopping || !this.active) return entries.forEach((entry) => this.leases.release(entry));
+    if (!this.working) return entries.forEach((entry) => this.leases.release(entry));
     // Handed before a pause that this worker has heard of since: they start after the resume.
     if (this.paused) return entries.forEach((entry) => this.leases.release(entry, "paused"));
     this.holdings.prefetch(entries);
@@ -289,7 +312,7 @@ export class QueueWorker {
    * and releases the rest so another worker can take them at once instead of after their lease.
    */
   async stop(graceMs: number): Promise<void> {
-    this.stopping = true;
+    this.state = "stopping";
     this.sleep.cancelAll();
     // A claim may still be on its way (or yielding before it starts); it releases what it gets.
     await this.claimInFlight;
@@ -309,7 +332,7 @@ export class QueueWorker {
     await this.outcomes.drain().catch((error) => this.storeError("settle", error));
     this.leases.stop();
     await this.slots?.stop();
-    this.active = false;
+    this.state = "stopped";
   }
 
   /**
@@ -323,7 +346,7 @@ export class QueueWorker {
       this.offer?.busy();
     }
     // A claim on its way read the queue before the pause: what it brings back is handed back too.
-    if (this.claiming) this.pausedDuringClaim.push(group);
+    if (this.state === "claiming") this.pausedDuringClaim.push(group);
     this.handBack(group);
   }
 
@@ -342,7 +365,7 @@ export class QueueWorker {
   }
 
   private pump(): void {
-    if (!this.active || this.stopping) return;
+    if (!this.working) return;
     const capacity = this.capacity;
     // Prefetched jobs start in claim order while slots are free; under groupConcurrency 1 a job whose
     // group has one running here waits for it to end.
@@ -351,11 +374,11 @@ export class QueueWorker {
     // Slots free, nothing prefetched, a claim or the last batch's outcomes still on their way, and jobs
     // that take less than a round trip: move more per statement (a batch costs one statement whatever
     // its size). Jobs slower than a round trip keep the batch small, so prefetch never hoards them.
-    const waiting = this.claiming || this.outcomes.size > 0;
-    if (waiting && !this.exhausted && this.holdings.prefetchedCount === 0 && this.holdings.runningCount < capacity && this.window.fasterThanRoundTrip) this.window.grow();
-    if (this.claiming || this.exhausted) {
+    const waiting = this.state === "claiming" || this.outcomes.size > 0;
+    if (waiting && this.state !== "idle" && this.holdings.prefetchedCount === 0 && this.holdings.runningCount < capacity && this.window.fasterThanRoundTrip) this.window.grow();
+    if (this.state === "claiming" || this.state === "idle") {
       // Idle: nothing due that this worker knows of. Other processes' enqueues may fill its free slots.
-      if (this.exhausted && !this.claiming && !this.paused) this.offer?.idle();
+      if (this.state === "idle" && !this.paused) this.offer?.idle();
       else this.offer?.fit();
       return this.lingerSlots();
     }
@@ -405,13 +428,14 @@ export class QueueWorker {
    * the worker asks again after a short wait.
    */
   private async askSlots(): Promise<void> {
-    this.claiming = true;
+    this.state = "claiming";
+    let idle = false;
     let heldUntil: number | null = null;
     try {
       const { held, due } = await this.slots!.set(this.config.concurrency);
       this.slotsShort = held < this.config.concurrency && due;
       if (held === 0) {
-        this.exhausted = true;
+        idle = true;
         if (due) {
           this.claimer.noteHold("globalConcurrency", 0, this.config.concurrency);
           heldUntil = this.deps.clock.now() + HOLD_POLL_MS;
@@ -419,9 +443,9 @@ export class QueueWorker {
       }
     } catch (error) {
       this.storeError("holdSlots", error);
-      this.exhausted = true;
+      idle = true;
     } finally {
-      this.claiming = false;
+      this.claimed(idle);
     }
     this.pump();
     this.sleep.afterClaim(heldUntil);
@@ -429,13 +453,14 @@ export class QueueWorker {
 
   /** A worker with nothing to run and nothing due lets its slots go after a while (see Slots.linger). */
   private lingerSlots(): void {
-    if (!this.slots || !this.exhausted || this.claiming || this.holdings.inHand) return;
-    this.slots.linger(HOLD_POLL_MS, () => this.exhausted && !this.claiming && !this.holdings.inHand && !this.stopping);
+    if (!this.slots || this.state !== "idle" || this.holdings.inHand) return;
+    this.slots.linger(HOLD_POLL_MS, () => this.state === "idle" && !this.holdings.inHand);
   }
 
   private async claimBatch(limit: number, serialDepth: number): Promise<void> {
-    this.claiming = true;
+    this.state = "claiming";
     this.wokenDuringClaim = false;
+    let idle = false;
     let held: number | null = null;
     try {
       await this.sleep.yieldIfBusy();
@@ -444,7 +469,8 @@ export class QueueWorker {
       const start = Math.max(0, this.capacity - this.holdings.runningCount - this.holdings.prefetchedCount);
       const { entries: jobs, result } = await this.claim(limit, { cutBySlots: this.slotsShort, serialDepth, start });
       this.window.claimReturned(performance.now() - sent);
-      if (this.stopping) {
+      // Stopped meanwhile: what it brought goes back to pending.
+      if (!this.working) {
         for (const entry of jobs) this.leases.release(entry);
         return;
       }
@@ -465,20 +491,20 @@ export class QueueWorker {
         // limit: the groups after the cursor may have due jobs, and the next claim (which starts at
         // least one job or holds) goes on there.
         if (jobs.length === 0 || !this.grouped || this.paced) {
-          this.exhausted = true;
+          idle = true;
           held = this.claimer.holdUntil(result);
         }
       } else if (jobs.length < limit && !this.wokenDuringClaim) {
         // A wake-up that arrived while the claim was in flight may be for a job the claim's snapshot missed.
-        this.exhausted = true;
+        idle = true;
         // The backlog is gone: start small again next time.
         this.window.reset();
       }
     } catch (error) {
       this.storeError("claim", error);
-      this.exhausted = true;
+      idle = true;
     } finally {
-      this.claiming = false;
+      this.claimed(idle);
     }
     this.pump();
     this.sleep.afterClaim(held);
