@@ -191,6 +191,11 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     res.once("close", () => active--);
     handle(req, res).catch(() => send(res, 500, { error: "internal_error" }));
   });
+  // A connection the client reuses at the moment the server's keep-alive timer closes it fails
+  // without the request ever reaching the server (fetch: "other side closed"). Node's 5 s default
+  // sits right at the client's 4 s reuse limit, a gap a loaded event loop closes; a server that keeps
+  // idle connections a minute leaves the closing to the client, which never reuses what it closed.
+  server.keepAliveTimeout = 65_000;
   // Up to 500 requests arrive at once; the default backlog (511) is just enough, so make room.
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
