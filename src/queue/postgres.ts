@@ -3,45 +3,23 @@ import { FlowSql } from "./flow-sql.js";
 import { QueueAnnouncer } from "./announcer.js";
 import { KeyedSql } from "./keyed-sql.js";
 import { FlowControlledStore } from "./flow-store.js";
-import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, newJob, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
-import { endedChild, propagate, type EndedChild, type FlowEffects } from "./flow-tree.js";
+import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
+import { propagate, type FlowEffects } from "./flow-tree.js";
 import { retryEachGroup, retryGroups, retryInFlow } from "./flow-retry.js";
-import { runBody, sqlTx } from "../db/sql-db.js";
 import { PostgresSlotOffers } from "./postgres-offers.js";
 import { HANDOFFS_CHANNEL, JOBS_CHANNEL, JOB_EVENTS_CHANNEL, NOTIFY, handoffPayload, pausePayload, type Handed, type ListenerQuery } from "./postgres-notify.js";
-import { arrayLiteral, packPayloads } from "./postgres-params.js";
+import { arrayLiteral } from "./postgres-params.js";
+import { insertRows, type Answered, type InsertStatement, type Run } from "./postgres-insert.js";
+import { REPLAN, countInParents, settleOutcomes } from "./postgres-settle.js";
 import {
-  CLAIM_DUE, COUNT_SCHEDULED, FIND_KEY_HOLDERS, HEARTBEAT, INSERTS, INSERT_FLOW_NODES, INSERT_FLOW_NODES_TRACED, KEY_FREE, LIVE, MARK_STARTED,
-  NEXT_WAKE, PRUNE_FINISHED, RESCUE_EXPIRED, RETRY, RETRY_SET, SETTLE_MANY, SETTLE_SUCCEEDED,
+  CLAIM_DUE, COUNT_SCHEDULED, HEARTBEAT, INSERT_FLOW_NODES, INSERT_FLOW_NODES_TRACED, KEY_FREE, LIVE, MARK_STARTED,
+  NEXT_WAKE, PRUNE_FINISHED, RESCUE_EXPIRED, RETRY, RETRY_SET,
 } from "./postgres-sql.js";
-import type { InsertClaim, InsertResult, ListParams, NewJobRow, JobOutcome, QueueStore, RescuedJob, SettleResult, SlotOffers } from "./store.js";
+import type { InsertResult, ListParams, QueueStore, RescuedJob, SettleResult, SlotOffers } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
-
-/** A row an insert answers: a job (with the worker it was handed to, if any), or a slot it took (id null). */
-type Answered = { id: string | null; key: string | null; handedTo?: string | null; leaseUntil?: string | null; maxAttempts?: number; slot?: string | null };
 
 /** A notification's payload is at most 8,000 bytes: ids go in chunks well within it. */
 const IDS_PER_NOTIFY = 500;
-
-/**
- * The statements that reach a batch of rows by id are planned on every call (`replan`), and hand the
- * planner their ids as an array it cannot see into (an InitPlan), so it prices the lookup as a few
- * probes of the primary key whatever the batch's size. Both guards come from the side-by-side
- * benchmark, each a plan that read the whole table on every call:
- * - prepared once, such a statement ran on the generic plan PostgreSQL built on a table still small
- *   (a sequential scan is cheapest there) for the rest of a 60 s run while the table grew to 120,000
- *   rows: claims and settles of 200 ms, and the queue fell behind a producer of 2,000 jobs/s;
- * - handed 500 ids it can see, on a table of 20,000 to 100,000 rows not yet analyzed, the planner
- *   priced 500 random reads above a scan of the table.
- * Joined to a CTE or a FROM list instead, the planner hash-joins the batch with a scan of the whole
- * table once it holds a few thousand rows.
- */
-const REPLAN = { replan: true };
-
-type Run = <T>(sql: string, params: unknown[]) => Promise<T[]>;
-
-/** A settled job, as the settle statements return it: its new status, and whether someone awaits it. */
-type Settled = { id: string; waited: boolean; status: JobStatus };
 
 /**
  * Payload text per statement of a sliced insert (see insertSliced): small enough that a batch of
@@ -49,18 +27,6 @@ type Settled = { id: string; waited: boolean; status: JobStatus };
  * that a batch of small payloads goes as one statement (a statement's fixed cost is about 0.1 ms).
  */
 const SLICE_CHARS = 128 * 1024;
-
-/** Counts ended flow children in their parents (see propagate) on the caller's transaction; nothing to do costs nothing. */
-function countInParents(query: PgExecutor["query"], ended: EndedChild[], now: number): Promise<FlowEffects> {
-  if (ended.length === 0) return Promise.resolve({ woke: [], failedWaited: [] });
-  return runBody(propagate(sqlTx(MAX_FLOW_PARAMS), ended, now, true), (statement) => query(statement.sql, statement.params));
-}
-
-/** Rounds of an insert whose key's holder keeps ending before it is read: a race lost this often is no race. */
-const MAX_INSERT_TRIES = 5;
-
-/** The flow statements bind a handful of values each. */
-const MAX_FLOW_PARAMS = 65_535;
 
 /** The queue on PostgreSQL: one round trip per batch, `FOR UPDATE SKIP LOCKED` so workers never wait on each other. */
 export class PostgresQueueStore extends FlowControlledStore implements QueueStore {
@@ -77,11 +43,11 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
 
   insertMany({ queue, rows, now, tx, claim, passOver }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
     // Inside a caller's transaction the notify must be part of it (it fires at their commit).
-    if (tx) return this.insert(async (sql, params) => (await tx.query(sql, params)).rows as never[], { queue, rows, now, notify: "inline" });
+    if (tx) return this.insertRows(async (sql, params) => (await tx.query(sql, params)).rows as never[], { queue, rows, now, notify: "inline" });
     // A hand-off is running here already: nobody else is to be woken.
-    if (claim) return this.insert(this.db.query.bind(this.db), { queue, rows, now, claim, notify: "none" });
+    if (claim) return this.insertRows(this.db.query.bind(this.db), { queue, rows, now, claim, notify: "none" });
     // Notified after the commit rather than in the insert: see NOTIFY.
-    return this.insert(this.db.query.bind(this.db), { queue, rows, now, notify: "after-commit", passOver });
+    return this.insertRows(this.db.query.bind(this.db), { queue, rows, now, notify: "after-commit", passOver });
   }
 
   async insertSliced({ queue, rows, now }: Parameters<NonNullable<QueueStore["insertSliced"]>>[0]): Promise<InsertResult[]> {
@@ -91,12 +57,12 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return this.db.overlapped(async (query) => {
       const results: InsertResult[] = [];
       // The first slice's notify fires at the commit, for all of them.
-      const sent = [this.insert(query, { queue, rows: first, now, notify: "inline" })];
+      const sent = [this.insertRows(query, { queue, rows: first, now, notify: "inline" })];
       try {
         for (let slice = rows.next(SLICE_CHARS); slice.length; slice = rows.next(SLICE_CHARS)) {
           // Serialised while the slice before it was being written, and queued on the connection
           // behind it: the driver sends it the moment the server is done with the one before.
-          sent.push(this.insert(query, { queue, rows: slice, now, notify: "none" }));
+          sent.push(this.insertRows(query, { queue, rows: slice, now, notify: "none" }));
           results.push(...(await sent[sent.length - 2]!));
         }
         results.push(...(await sent[sent.length - 1]!));
@@ -109,86 +75,9 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     });
   }
 
-  /**
-   * One insert statement. `notify`: in the statement (it fires when it commits, for a caller's
-   * transaction), none, or once it committed (see QueueAnnouncer).
-   */
-  private async insert(
-    run: Run,
-    { queue, rows, now, claim, notify, passOver = "", tries = 1 }: { queue: string; rows: NewJobRow[]; now: number; claim?: InsertClaim; notify: "inline" | "none" | "after-commit"; passOver?: string; tries?: number },
-  ): Promise<InsertResult[]> {
-    const payloads = packPayloads(rows);
-    const params: unknown[] = [
-      queue,
-      payloads.bytes,
-      now,
-      payloads.offsets,
-      payloads.lengths,
-      rows.map((r) => r.key),
-      rows.map((r) => r.priority),
-      rows.map((r) => r.runAt),
-      rows.map((r) => r.maxAttempts),
-      rows.map((r) => r.maxAttemptsFromQueue ?? false),
-      rows.some((r) => r.group) ? rows.map((r) => r.group ?? null) : [],
-      rows.some((r) => r.waited) ? rows.map((r) => r.waited ?? false) : [],
-    ];
-    // Due rows of no group may go to other processes' idle workers (see insertOffered); a row of a
-    // group stays pending, for the claims that know which groups are paused or full.
-    const offered = !claim && notify === "after-commit" && rows.every((r) => r.runAt <= now && !r.group);
-    if (claim) params.push(claim.workerId, claim.leaseUntil);
-    else if (offered) params.push(rows.length, passOver);
-    const traced = rows.some((r) => r.traceContext !== undefined);
-    if (traced) params.push(rows.map((r) => r.traceContext ?? null));
-    const statements = traced ? INSERTS.traced : INSERTS.untraced;
-    const statement = claim ? statements.claimed : offered ? statements.offered : notify === "inline" ? statements.notify : statements.quiet;
-    const answered = await run<Answered>(statement, params);
-    const inserted = offered ? answered.filter((r): r is Answered & { id: string } => r.id !== null) : (answered as (Answered & { id: string })[]);
-    const handed: Handed[] = [];
-    // RETURNING yields inserted rows in insertion order (the ORDER BY ord above). A keyed row that
-    // is missing lost to a live job, or to an earlier row of this same batch.
-    const results: (InsertResult | undefined)[] = new Array(rows.length);
-    const byKey = new Map<string, string>();
-    let next = 0;
-    const missing: string[] = [];
-    rows.forEach((row, i) => {
-      const candidate = inserted[next];
-      if (candidate && candidate.key === row.key && (row.key === null || !byKey.has(row.key))) {
-        next++;
-        if (row.key !== null) byKey.set(row.key, candidate.id);
-        if (candidate.handedTo) {
-          const handedTo = { workerId: candidate.handedTo, leaseUntil: Number(candidate.leaseUntil), maxAttempts: candidate.maxAttempts! };
-          results[i] = { id: candidate.id, duplicate: false, handedTo };
-          handed.push({ id: candidate.id, row, ...handedTo });
-        } else {
-          results[i] = { id: candidate.id, duplicate: false };
-        }
-      } else if (row.key !== null && !byKey.has(row.key)) {
-        missing.push(row.key);
-      }
-    });
-    if (notify === "after-commit" && answered.length) this.announce(queue, now, handed, answered);
-    const holders = new Map<string, Job>();
-    if (missing.length) {
-      const live = await run<JobRow>(FIND_KEY_HOLDERS, [queue, missing]);
-      for (const row of live) holders.set(row.key!, toJob(row, false));
-    }
-    // A row whose key was held at the insert by a job that ended before the read of the holders: the
-    // key is free now, so the row is inserted again (or finds the next holder). Each round needs a
-    // holder to end between two statements a few milliseconds apart.
-    const orphans = rows.flatMap((row, i) => (results[i] || holders.has(row.key!) || byKey.has(row.key!) ? [] : [i]));
-    if (orphans.length) {
-      if (tries >= MAX_INSERT_TRIES) throw new Error(`tickwork: insert of key ${rows[orphans[0]!]!.key} conflicted ${tries} times with jobs that ended before they could be read`);
-      const again = await this.insert(run, { queue, rows: orphans.map((i) => rows[i]!), now, claim, notify, passOver, tries: tries + 1 });
-      orphans.forEach((i, n) => (results[i] = again[n]));
-    }
-    return rows.map((row, i) => {
-      if (results[i]) return results[i];
-      const holder = holders.get(row.key!);
-      if (holder) return { id: holder.id, duplicate: true, existing: holder };
-      const sameBatch = byKey.get(row.key!)!;
-      const first = rows[firstIndexOfKey(rows, row.key!)]!;
-      return { id: sameBatch, duplicate: true, existing: newJob(sameBatch, queue, first, now, false, JSON.parse(first.payload)) };
-    });
+  /** One insert statement (see insertRows); `after-commit` inserts announce their rows once committed. */
+  private insertRows(run: Run, options: Omit<InsertStatement, "run" | "announce">): Promise<InsertResult[]> {
+    return insertRows({ ...options, run, announce: (handed, answered) => this.announce(options.queue, options.now, handed, answered) });
   }
 
   /**
@@ -223,66 +112,12 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return changed;
   }
 
-  async settleMany({ workerId, outcomes, now }: Parameters<QueueStore["settleMany"]>[0]) {
-    const ids = outcomes.map((o) => o.id);
-    const ended = outcomes.map(endedChild).filter((c) => c !== null);
-    if (ended.length) return this.settleWithParents(workerId, outcomes, ended, now);
-    const applied = outcomes.every((o) => o.kind === "succeeded")
-      ? await this.db.query<Settled>(SETTLE_SUCCEEDED, [
-          arrayLiteral(ids),
-          arrayLiteral(outcomes.map((o) => o.attempt)),
-          now,
-          arrayLiteral(ids.map(() => "running")),
-          // Results are JSON text, quoted by the driver; a batch of jobs that returned nothing sends none.
-          outcomes.some((o) => o.result !== undefined) ? outcomes.map((o) => o.result ?? null) : [],
-          startsOf(outcomes),
-          workerId,
-        ], REPLAN)
-      : await this.settleMixed(workerId, outcomes, now);
-    await this.notifyJobs(applied.filter((r) => r.waited && (r.status === "succeeded" || r.status === "failed")).map((r) => r.id));
+  async settleMany({ workerId, outcomes, now }: Parameters<QueueStore["settleMany"]>[0]): Promise<SettleResult> {
+    const { applied, woke, failedWaited } = await settleOutcomes(this.db, workerId, outcomes, now);
+    if (woke) await this.notify(woke);
+    await this.notifyJobs([...applied.filter((r) => r.waited && (r.status === "succeeded" || r.status === "failed")).map((r) => r.id), ...failedWaited]);
     const done = new Set(applied.map((r) => r.id));
-    return { refused: ids.filter((id) => !done.has(id)) };
-  }
-
-  /**
-   * Outcomes of which some end flow children: settled and counted in their parents in one
-   * transaction, so a crash never leaves a child ended and its parent waiting for it.
-   */
-  private async settleWithParents(workerId: string, outcomes: JobOutcome[], ended: EndedChild[], now: number): Promise<SettleResult> {
-    const params = this.mixedParams(workerId, outcomes, now);
-    const { applied, effects } = await this.db.overlapped(async (query) => {
-      const applied = await query<Settled>(SETTLE_MANY, params, REPLAN);
-      const done = new Set(applied.map((r) => r.id));
-      const effects = await countInParents(query, ended.filter((e) => done.has(e.child)), now);
-      return { applied, effects };
-    });
-    await this.notify(effects.woke);
-    await this.notifyJobs([...applied.filter((r) => r.waited && (r.status === "succeeded" || r.status === "failed")).map((r) => r.id), ...effects.failedWaited]);
-    const done = new Set(applied.map((r) => r.id));
-    return { refused: outcomes.map((o) => o.id).filter((id) => !done.has(id)), woke: effects.woke };
-  }
-
-  private settleMixed(workerId: string, outcomes: JobOutcome[], now: number): Promise<Settled[]> {
-    return this.db.query<Settled>(SETTLE_MANY, this.mixedParams(workerId, outcomes, now), REPLAN);
-  }
-
-  private mixedParams(workerId: string, outcomes: JobOutcome[], now: number): unknown[] {
-    const ids: string[] = [];
-    const attempts: number[] = [];
-    const kinds: string[] = [];
-    const runAts: (number | null)[] = [];
-    const errors: (string | null)[] = [];
-    const results: (string | null)[] = [];
-    for (const o of outcomes) {
-      ids.push(o.id);
-      attempts.push(o.attempt);
-      kinds.push(o.kind === "failed" && o.retryAt !== null ? "retried" : o.kind);
-      runAts.push(o.kind === "failed" ? o.retryAt : o.kind === "snoozed" ? o.runAt : null);
-      errors.push(o.kind === "failed" ? o.error : null);
-      results.push(o.kind === "succeeded" ? (o.result ?? null) : null);
-    }
-    const held = ids.map(() => "running");
-    return [ids, attempts, kinds, runAts, errors, results, now, held, workerId, startsOf(outcomes)];
+    return { refused: outcomes.map((o) => o.id).filter((id) => !done.has(id)), ...(woke ? { woke } : {}) };
   }
 
   /** Signals the waiters of some awaited jobs, in every process (see subscribeJobs). */
@@ -544,13 +379,3 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return rows.length;
   }
 }
-
-/** When each outcome's job started, for those held unstarted; an empty array when none was (unnest pads with nulls). */
-function startsOf(outcomes: readonly JobOutcome[]): (number | null)[] {
-  return outcomes.some((o) => o.kind !== "released" && o.startedAt !== undefined) ? outcomes.map((o) => (o.kind !== "released" ? (o.startedAt ?? null) : null)) : [];
-}
-
-function firstIndexOfKey(rows: NewJobRow[], key: string): number {
-  return rows.findIndex((r) => r.key === key);
-}
-

@@ -1,11 +1,9 @@
 import type { Clock } from "../core/clock.js";
-import type { ClaimOptions, Claimer } from "./claimer.js";
-import type { HeldJob } from "./leases.js";
+import type { Claimer } from "./claimer.js";
 import type { OutcomeBatcher } from "./outcomes.js";
 import type { RateLimiter } from "./rate-limit.js";
 import type { JobRunner } from "./runner.js";
 import type { Slots } from "./slots.js";
-import type { ClaimResult } from "./store.js";
 
 export interface TickDeps {
   clock: Clock;
@@ -15,7 +13,6 @@ export interface TickDeps {
   limiter: RateLimiter;
   slots: Slots | null;
   claimer: Claimer;
-  claim: (limit: number, options: ClaimOptions) => Promise<{ entries: HeldJob[]; result: ClaimResult }>;
   runner: JobRunner;
   outcomes: OutcomeBatcher;
   /** Whether the continuous driver runs too (its slots are then its own to keep). */
@@ -71,7 +68,7 @@ export class TickDriver {
         limit = held;
         cutBySlots = held < asked;
       }
-      const { entries, result } = await this.deps.claim(limit, { asked, cutBySlots });
+      const { entries, result } = await claimer.claim(limit, { asked, cutBySlots });
       await this.deps.runner.runAll(entries);
       await this.deps.outcomes.drain();
       ran += entries.length;
