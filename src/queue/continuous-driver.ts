@@ -43,6 +43,8 @@ export interface Handoff {
 /** The worker's parts the continuous driver drives (see QueueWorker). */
 export interface DriverParts {
   config: QueueConfig;
+  /** Jobs the worker runs at once without a globalConcurrency: its concurrency, of batches for a batch queue. */
+  jobsAtOnce: number;
   clock: Clock;
   store: QueueStore;
   workerId: string;
@@ -116,7 +118,7 @@ export class ContinuousDriver {
 
   /** A retry this worker just scheduled must not wait for an idle timer armed before it existed. */
   wakeBy(at: number): void {
-    if (this.working) this.sleep.wakeBy(at);
+    this.sleep.wakeBy(at);
   }
 
   /**
@@ -141,8 +143,8 @@ export class ContinuousDriver {
    * slots it holds of a globalConcurrency.
    */
   private get capacity(): number {
-    const jobs = this.p.config.concurrency * (this.p.config.batch?.size ?? 1);
-    return this.p.slots ? Math.min(jobs, this.p.slots.usable) : jobs;
+    const { jobsAtOnce, slots } = this.p;
+    return slots ? Math.min(jobsAtOnce, slots.usable) : jobsAtOnce;
   }
 
   start(): void {

@@ -71,6 +71,7 @@ export class QueueWorker {
   ) {
     const { store, clock, logger } = deps;
     this.workerId = `${deps.instanceId}/${config.name}`;
+    const jobsAtOnce = config.concurrency * (config.batch?.size ?? 1);
     this.window = new ClaimWindow(config);
     this.limiter = new RateLimiter(config.rateLimit, clock);
     this.outcomes = new OutcomeBatcher(
@@ -137,11 +138,11 @@ export class QueueWorker {
             storeError: (operation, error) => this.storeError(operation, error),
           });
     this.tick = new TickDriver({
-      clock, capacity: config.concurrency * (config.batch?.size ?? 1), holdPollMs: HOLD_POLL_MS, limiter: this.limiter, slots: this.slots,
+      clock, capacity: jobsAtOnce, holdPollMs: HOLD_POLL_MS, limiter: this.limiter, slots: this.slots,
       claimer: this.claimer, runner: this.runner, outcomes: this.outcomes, active: () => this.driver.active,
     });
     this.driver = new ContinuousDriver({
-      config, clock, store, workerId: this.workerId, pollIntervalMs: deps.pollIntervalMs,
+      config, jobsAtOnce, clock, store, workerId: this.workerId, pollIntervalMs: deps.pollIntervalMs,
       holdings: this.holdings, leases: this.leases, outcomes: this.outcomes, runner: this.runner, claimer: this.claimer,
       limiter: this.limiter, window: this.window, slots: this.slots, offer,
       paced: rest.buckets.length > 0 || rest.groupRate !== undefined, grouped: rest.grouped,

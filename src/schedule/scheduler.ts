@@ -1,27 +1,18 @@
 import { preview } from "../core/bounds.js";
-import type { Clock, TimerHandle } from "../core/clock.js";
+import type { TimerHandle } from "../core/clock.js";
 import type { Duration } from "../core/duration.js";
 import { InvalidInputError, errorText } from "../core/errors.js";
-import type { Logger } from "../core/logger.js";
 import { toInstant } from "../core/time.js";
 import { waitAtMost } from "../core/timeout.js";
-import type { TracerLike } from "../core/tracing.js";
 import { CadenceError, TaskAbortedError } from "./errors.js";
-import type { ScheduleStore, TaskRow } from "./store.js";
-import { parseTask, type RunResult, type TaskDefinition, type TaskOptions, type TaskOutcome, type TaskStatus } from "./task.js";
-import { runTask, timeArgument, type RunPlan } from "./task-run.js";
+import type { TaskRow } from "./store.js";
+import { parseTask, type RunResult, type TaskDefinition, type TaskOptions, type TaskStatus } from "./task.js";
+import { runTask, timeArgument, type RunDeps, type RunPlan } from "./task-run.js";
 
-export interface TaskSchedulerDeps {
-  store: ScheduleStore;
-  clock: Clock;
-  logger: Logger;
-  instanceId: string;
+/** A run's deps (see RunDeps), and how long the continuous loop sleeps at most. */
+export interface TaskSchedulerDeps extends RunDeps {
   /** Longest the continuous loop sleeps before re-reading task state (pauses and runs made elsewhere). */
   maxIdleMs: number;
-  /** Told of each run whose outcome was recorded (not of one refused after a takeover); must not throw. */
-  onRunFinished?: (task: string, outcome: TaskOutcome) => void;
-  /** Each run gets a span, when the engine traces. */
-  tracer?: TracerLike;
 }
 
 interface LocalRun {
