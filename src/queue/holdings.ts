@@ -9,7 +9,8 @@ import type { HeldJob } from "./leases.js";
  */
 export class Holdings {
   private readonly running = new Map<string, HeldJob>();
-  private prefetched: HeldJob[] = [];
+  /** By job id, in claim order (a Map keeps insertion order): a claim asks, for each job, whether it is held already. */
+  private readonly prefetched = new Map<string, HeldJob>();
   private promised = 0;
   private readonly whenEmpty: (() => void)[] = [];
 
@@ -18,12 +19,12 @@ export class Holdings {
   }
 
   get prefetchedCount(): number {
-    return this.prefetched.length;
+    return this.prefetched.size;
   }
 
   /** Running, prefetched and promised. */
   get inHand(): number {
-    return this.running.size + this.prefetched.length + this.promised;
+    return this.running.size + this.prefetched.size + this.promised;
   }
 
   /** How many more jobs fit under `limit` jobs in hand (negative when over it). */
@@ -33,15 +34,15 @@ export class Holdings {
 
   /** The jobs whose leases this worker keeps: running and prefetched. */
   held(): HeldJob[] {
-    return [...this.running.values(), ...this.prefetched];
+    return [...this.running.values(), ...this.prefetched.values()];
   }
 
   holds(id: string): boolean {
-    return this.running.has(id) || this.prefetched.some((e) => e.job.id === id);
+    return this.running.has(id) || this.prefetched.has(id);
   }
 
   find(id: string): HeldJob | undefined {
-    return this.running.get(id) ?? this.prefetched.find((e) => e.job.id === id);
+    return this.running.get(id) ?? this.prefetched.get(id);
   }
 
   runningJobs(): IterableIterator<HeldJob> {
@@ -61,18 +62,22 @@ export class Holdings {
   }
 
   prefetch(entries: readonly HeldJob[]): void {
-    this.prefetched.push(...entries);
+    for (const entry of entries) this.prefetched.set(entry.job.id, entry);
   }
 
   /** A prefetched job that will not start here (its lease was lost, it was cancelled). */
   forget(entry: HeldJob): void {
-    this.prefetched = this.prefetched.filter((e) => e !== entry);
+    if (this.prefetched.get(entry.job.id) === entry) this.prefetched.delete(entry.job.id);
   }
 
   /** Takes back every prefetched job, or those of `group`, to hand them back to the store. */
   takeBack(group: string | null = null): HeldJob[] {
-    const taken = group === null ? this.prefetched : this.prefetched.filter((e) => e.job.group === group);
-    this.prefetched = group === null ? [] : this.prefetched.filter((e) => e.job.group !== group);
+    const taken: HeldJob[] = [];
+    for (const entry of this.prefetched.values()) {
+      if (group !== null && entry.job.group !== group) continue;
+      taken.push(entry);
+      this.prefetched.delete(entry.job.id);
+    }
     return taken;
   }
 
@@ -82,14 +87,12 @@ export class Holdings {
    * `launch` may decline a job (a lapsed lease) by not calling `started`.
    */
   launchPrefetched(capacity: number, busyGroups: ReadonlySet<string> | null, launch: (entry: HeldJob) => void): void {
-    if (!busyGroups) {
-      while (this.running.size < capacity && this.prefetched.length) launch(this.prefetched.shift()!);
-      return;
-    }
-    for (let i = 0; i < this.prefetched.length && this.running.size < capacity; ) {
-      const entry = this.prefetched[i]!;
-      if (entry.job.group !== null && busyGroups.has(entry.job.group)) i++;
-      else launch(this.prefetched.splice(i, 1)[0]!);
+    // Deleting the entry being visited is safe: a Map's iteration goes on with the next one.
+    for (const entry of this.prefetched.values()) {
+      if (this.running.size >= capacity) return;
+      if (busyGroups && entry.job.group !== null && busyGroups.has(entry.job.group)) continue;
+      this.prefetched.delete(entry.job.id);
+      launch(entry);
     }
   }
 

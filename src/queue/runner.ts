@@ -4,6 +4,7 @@ import type { JobExecutor } from "./executor.js";
 import type { Holdings } from "./holdings.js";
 import type { HeldJob, Leases } from "./leases.js";
 import type { OutcomeBatcher } from "./outcomes.js";
+import type { JobOutcome } from "./store.js";
 import { setStarted } from "./rows.js";
 
 export interface RunnerDeps {
@@ -55,7 +56,13 @@ export class JobRunner {
       outcomes.started(entry.job.id, entry.job.attempts, now);
     }
     if (this.deps.batch) return this.gather(entry);
-    void this.execute([entry]).then((writes) => this.logFailed(writes));
+    // One job: one promise of its own, not a batch's arrays (this runs once per job at full speed).
+    const started = performance.now();
+    void this.deps.executor.run(entry).then((outcome) => {
+      this.deps.window.jobRan(performance.now() - started);
+      this.end(entry, outcome)?.catch((error: unknown) => this.deps.storeError("settle", error));
+      this.deps.freed();
+    });
   };
 
   /** Runs a claim's jobs (the tick driver): each batch of a batch queue as it is, without waiting for more. */
@@ -80,17 +87,24 @@ export class JobRunner {
    * outcomes to the batcher; resolves with the outcomes' writes once the slots are free.
    */
   private async execute(entries: HeldJob[]): Promise<Promise<void>[]> {
-    const { executor, window, holdings } = this.deps;
+    const { executor, window } = this.deps;
     const started = performance.now();
     const outcomes = this.deps.batch ? await executor.runBatch(entries) : [await executor.run(entries[0]!)];
     window.jobRan((performance.now() - started) / entries.length);
-    for (const entry of entries) {
-      holdings.ended(entry);
-      if (this.busyGroups && entry.job.group !== null) this.busyGroups.delete(entry.job.group);
-    }
-    const writes = entries.flatMap((entry, i) => (entry.released ? [] : [executor.settle(entry.job, outcomes[i]!)]));
+    const writes: Promise<void>[] = [];
+    entries.forEach((entry, i) => {
+      const write = this.end(entry, outcomes[i]!);
+      if (write) writes.push(write);
+    });
     this.deps.freed();
     return writes;
+  }
+
+  /** A job ran: its slot is free and its outcome goes to the batcher (none when it was released meanwhile). */
+  private end(entry: HeldJob, outcome: JobOutcome): Promise<void> | null {
+    this.deps.holdings.ended(entry);
+    if (this.busyGroups && entry.job.group !== null) this.busyGroups.delete(entry.job.group);
+    return entry.released ? null : this.deps.executor.settle(entry.job, outcome);
   }
 
   private logFailed(writes: Promise<void>[]): void {
