@@ -1,7 +1,8 @@
 import type { SqlTx } from "../db/sql-db.js";
 import { nextTokenAt, take, tokens, type BucketState } from "./bucket.js";
-import { groupBucket, inList, readBuckets, type Body } from "./flow-buckets.js";
-import type { ClaimHold, ClaimLimits, ClaimParams, FlowDialect } from "./store.js";
+import { groupBucket, readBuckets, type Body } from "./flow-buckets.js";
+import type { QueueDialect } from "./dialect.js";
+import type { ClaimHold, ClaimLimits, ClaimParams } from "./store.js";
 
 /** Most groups one claim looks at per round, beyond what it asks for (see walkGroups). */
 const MAX_ROUNDS = 4;
@@ -27,7 +28,7 @@ export interface Walk {
  */
 export function* walkGroups(
   tx: SqlTx,
-  d: FlowDialect,
+  d: QueueDialect,
   p: ClaimParams & { limits: ClaimLimits; want: number; running: Map<string, number>; pausedGroups: Set<string> },
 ): Body<Walk> {
   const { queue, now, limits, want, running, pausedGroups } = p;
@@ -160,8 +161,8 @@ function holdBy(walk: Walk, hold: ClaimHold): void {
  * not in `blocked` (`$4`): one index probe each. A row's n counts the open groups before it, so the
  * probe goes on past blocked groups without counting them.
  */
-function nextGroupsSql(d: FlowDialect, blocked: string[]): { sql: string; blocked: unknown } {
-  const list = inList(d, 4, blocked, "text");
+function nextGroupsSql(d: QueueDialect, blocked: string[]): { sql: string; blocked: unknown } {
+  const list = d.inList(4, blocked, "text");
   const sql = `
   WITH RECURSIVE g(k, n) AS (
     SELECT (SELECT group_key FROM tickwork_jobs WHERE queue = $1 AND status = 'pending' AND group_key IS NOT NULL AND group_key > $2 ORDER BY group_key LIMIT 1), 0
@@ -175,10 +176,10 @@ function nextGroupsSql(d: FlowDialect, blocked: string[]): { sql: string; blocke
 }
 
 /** Up to `limit` due jobs of each group, in claim order within the group. */
-function* groupHeads(tx: SqlTx, d: FlowDialect, queue: string, now: number, groups: [string, number][]): Body<{ id: string; group: string }[]> {
+function* groupHeads(tx: SqlTx, d: QueueDialect, queue: string, now: number, groups: [string, number][]): Body<{ id: string; group: string }[]> {
   const wanted = groups.filter(([, n]) => n > 0);
   if (wanted.length === 0) return [];
-  if (d.postgres) {
+  if (d.bindsArrays) {
     const rows = yield* tx.query<{ id: string; group_key: string }>(
       `SELECT x.id::text AS id, g.k AS group_key
        FROM unnest($2::text[], $3::int[]) WITH ORDINALITY AS g(k, m, ord)

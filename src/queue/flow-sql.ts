@@ -2,9 +2,9 @@ import { atomically, type SqlDb, type SqlTx } from "../db/sql-db.js";
 import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "./bucket.js";
 import type { Job } from "./job.js";
 import { byClaimOrder, setStarted, toJob, type JobRow } from "./rows.js";
-import { jobColumns } from "./payloads.js";
-import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, FlowDialect, GroupCounts, PauseRow, SlotHold } from "./store.js";
-import { groupBucket, inList, lockBuckets, readBuckets, writeBuckets, type Body } from "./flow-buckets.js";
+import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, GroupCounts, PauseRow, SlotHold } from "./store.js";
+import type { QueueDialect } from "./dialect.js";
+import { groupBucket, lockBuckets, readBuckets, writeBuckets, type Body } from "./flow-buckets.js";
 import { walkGroups } from "./flow-groups.js";
 
 /**
@@ -31,12 +31,12 @@ interface GroupedClaim {
 export class FlowSql {
   constructor(
     private readonly db: SqlDb,
-    private readonly d: FlowDialect,
+    private readonly d: QueueDialect,
   ) {}
 
   claim(params: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
     const { limits } = params;
-    if (this.d.postgres && limits.grouped && limits.buckets.length === 0 && !limits.groupRate) return this.claimGroupedPg(params);
+    if (this.d.runsClaimFunctions && limits.grouped && limits.buckets.length === 0 && !limits.groupRate) return this.claimGroupedInDatabase(params);
     return this.db.transaction((tx) => this.claimBody(tx, params));
   }
 
@@ -48,7 +48,7 @@ export class FlowSql {
    * GROUP_PROBES groups per group wanted beyond what it asks for. Only their last step, moving the
    * cursor forward, waits for the claim before it to commit.
    */
-  private async claimGroupedPg(p: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
+  private async claimGroupedInDatabase(p: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
     const { limits } = p;
     const depth = limits.groupConcurrency === 1 ? Math.max(1, p.serialDepth ?? 1) : 1;
     const groups = Math.ceil(p.limit / depth);
@@ -66,7 +66,7 @@ export class FlowSql {
    * while the server runs it; on SQLite the same steps in one transaction, under the write lock.
    */
   async holdSlots(p: { queue: string; workerId: string; want: number; cap: number; now: number; until: number }): Promise<SlotHold> {
-    if (this.d.postgres) {
+    if (this.d.runsClaimFunctions) {
       const [row] = await this.db.query<SlotHold>(`SELECT held, due, share FROM tickwork_hold_slots($1, $2, $3, $4, $5, $6)`, [
         p.queue, p.workerId, p.want, p.cap, p.now, p.until,
       ]);
@@ -159,7 +159,7 @@ export class FlowSql {
   }
 
   async pauses({ queues }: { queues?: string[] }): Promise<PauseRow[]> {
-    const list = queues ? inList(this.d, 1, queues, "text") : null;
+    const list = queues ? this.d.inList(1, queues, "text") : null;
     const rows = await this.db.query<{ queue: string; group_key: string; paused_at: number | string }>(
       `SELECT queue, group_key, paused_at FROM tickwork_queue_pauses ${list ? `WHERE queue ${list.sql}` : ""} ORDER BY queue, group_key`,
       list ? [list.value] : [],
@@ -181,9 +181,8 @@ export class FlowSql {
   private *claimBody(tx: SqlTx, p: ClaimParams & { limits: ClaimLimits }): Body<ClaimResult> {
     const { queue, now, limits } = p;
     const d = this.d;
-    // Advisory locks are the database's, not a schema's: each key starts with the schema, so tickworks in
-    // other schemas of the database (with queues of the same names) never wait on it.
-    if (d.postgres) yield* tx.query(`SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || $1, 0))`, [`tickwork_jobs/${queue}`]);
+    const lock = d.lockQueue(queue);
+    if (lock) yield* tx.query(lock.sql, lock.params);
     const result = (held: ClaimHold | null, retryAt: number | null = null, paused = false): ClaimResult => ({ jobs: [], paused, held, retryAt, cursor: p.after ?? null });
 
     const counting = limits.groupConcurrency !== undefined;
@@ -293,21 +292,16 @@ function* readQueueState(
  * queue/sqlite.ts; on PostgreSQL `= ANY(ARRAY(...))` keeps the lookup on the primary key, see REPLAN
  * in queue/postgres.ts).
  */
-function* startJobs(tx: SqlTx, d: FlowDialect, p: ClaimParams & { ids: string[] | null; want: number }): Body<Job[]> {
-  const idList = p.ids === null ? null : inList(d, 1, p.ids, "bigint");
-  const due = `SELECT id FROM tickwork_jobs WHERE queue = $6 AND status = 'pending' AND ${d.postgres ? "run_at" : "+run_at"} <= $4 ORDER BY priority, run_at, id LIMIT $1`;
-  // Picked ids on PostgreSQL are joined, not `= ANY($1)`: beside status = 'pending' the planner may
-  // walk the queue's whole claim index instead of the primary key (4.5 ms for 8 ids among 20,000
-  // pending rows, against 0.04 ms).
-  const joined = idList !== null && d.postgres;
-  const which = joined ? `tickwork_jobs.id = picked.id` : idList ? `id ${idList.sql}` : d.postgres ? `id = ANY(ARRAY(${due}))` : `id IN (${due})`;
+function* startJobs(tx: SqlTx, d: QueueDialect, p: ClaimParams & { ids: string[] | null; want: number }): Body<Job[]> {
+  const picked = p.ids === null ? null : d.pickedIds(1, p.ids);
+  const due = `SELECT id FROM tickwork_jobs WHERE queue = $6 AND status = 'pending' AND ${d.dueRunAt} <= $4 ORDER BY priority, run_at, id LIMIT $1`;
   const rows = yield* tx.query<JobRow>(
     `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = $2, lease_until = $3, started_at = $4,
        max_attempts = CASE WHEN max_attempts_from_queue THEN coalesce($5, max_attempts) ELSE max_attempts END
-     ${joined ? "FROM unnest($1::bigint[]) AS picked(id)" : ""}
-     WHERE ${which} AND status = 'pending'
-     RETURNING ${d.postgres ? (joined ? "tickwork_jobs.*" : "*") : jobColumns(false, { returning: true })}`,
-    [idList ? idList.value : p.want, p.workerId, p.leaseUntil, p.now, p.queueMaxAttempts ?? null, ...(idList ? [] : [p.queue])],
+     ${picked ? picked.from : ""}
+     WHERE ${picked ? picked.where : d.idsChosenBy(due)} AND status = 'pending'
+     RETURNING ${d.returnedJob}`,
+    [picked ? picked.value : p.want, p.workerId, p.leaseUntil, p.now, p.queueMaxAttempts ?? null, ...(picked ? [] : [p.queue])],
   );
   const jobs = rows.map((row) => toJob(row, d.payloadIsText)).sort(byClaimOrder);
   // Past the first `start` (in the walk's order for picked ids, else claim order) the jobs are held
@@ -317,14 +311,14 @@ function* startJobs(tx: SqlTx, d: FlowDialect, p: ClaimParams & { ids: string[] 
   const claimed = new Set(jobs.map((j) => j.id));
   const order = p.ids === null ? jobs.map((j) => j.id) : p.ids.filter((id) => claimed.has(id));
   const held = new Set(order.slice(start));
-  const list = inList(d, 1, [...held], "bigint");
+  const list = d.inList(1, [...held], "bigint");
   yield* tx.query(`UPDATE tickwork_jobs SET started_at = NULL WHERE id ${list.sql}`, [list.value]);
   for (const job of jobs) if (held.has(job.id)) setStarted(job, null);
   return jobs;
 }
 
 /** Whether a job of `queue` is due and pending: what a cap that cut a claim short may be holding back. */
-function* anyDue(tx: SqlTx, d: FlowDialect, queue: string, now: number): Body<boolean> {
-  const rows = yield* tx.query(`SELECT 1 AS due FROM tickwork_jobs WHERE queue = $1 AND status = 'pending' AND ${d.postgres ? "run_at" : "+run_at"} <= $2 LIMIT 1`, [queue, now]);
+function* anyDue(tx: SqlTx, d: QueueDialect, queue: string, now: number): Body<boolean> {
+  const rows = yield* tx.query(`SELECT 1 AS due FROM tickwork_jobs WHERE queue = $1 AND status = 'pending' AND ${d.dueRunAt} <= $2 LIMIT 1`, [queue, now]);
   return rows.length > 0;
 }

@@ -1,8 +1,8 @@
 import type { SqlDb, SqlStatement, SqlTx } from "../db/sql-db.js";
 import type { Job } from "./job.js";
 import { toJob, type JobRow } from "./rows.js";
-import { inlinePayload, jobColumns, payloadWrite } from "./payloads.js";
-import type { FlowDialect, InsertResult, KeyMode, NewJobRow } from "./store.js";
+import type { QueueDialect } from "./dialect.js";
+import type { InsertResult, KeyMode, NewJobRow } from "./store.js";
 
 type Body<T> = Generator<SqlStatement, T, unknown>;
 
@@ -25,7 +25,7 @@ const INSERT_ONE_TRACED = insertOne(true);
 export class KeyedSql {
   constructor(
     private readonly db: SqlDb,
-    private readonly d: FlowDialect,
+    private readonly d: QueueDialect,
   ) {}
 
   insertKeyed(p: { queue: string; row: NewJobRow & { key: string }; mode: KeyMode; now: number }): Promise<InsertResult> {
@@ -50,13 +50,13 @@ export class KeyedSql {
   private *replace(tx: SqlTx, p: { queue: string; row: NewJobRow & { key: string }; now: number }, runAt: number, debounced: boolean): Body<InsertResult> {
     for (let tries = 0; tries < MAX_TRIES; tries++) {
       const [updated] = yield* tx.query<JobRow>(
-        `UPDATE tickwork_jobs SET payload = $1, run_at = $2, priority = $3 WHERE queue = $4 AND key = $5 AND status = 'pending'${debounced ? " AND run_at <= $2" : ""} RETURNING ${jobColumns(this.d.postgres, { returning: true })}`,
-        [this.d.postgres ? p.row.payload : inlinePayload(p.row.payload), runAt, p.row.priority, p.queue, p.row.key],
+        `UPDATE tickwork_jobs SET payload = $1, run_at = $2, priority = $3 WHERE queue = $4 AND key = $5 AND status = 'pending'${debounced ? " AND run_at <= $2" : ""} RETURNING ${this.d.returnedJob}`,
+        [this.d.rowPayload(p.row.payload), runAt, p.row.priority, p.queue, p.row.key],
       );
       if (updated) {
-        if (!this.d.postgres) {
+        if (this.d.keepsLongPayloadsApart) {
           // The new payload replaces the job's out-of-line one, or, kept in the row now, leaves none behind.
-          const write = payloadWrite(updated.id, p.row.payload);
+          const write = this.d.payloadWrite(updated.id, p.row.payload);
           if (write) yield* tx.query(write.sql, write.params);
           else yield* tx.query(`DELETE FROM tickwork_job_payloads WHERE id = $1`, [Number(updated.id)]);
           updated.stored_payload = write ? p.row.payload : null;
@@ -84,7 +84,7 @@ export class KeyedSql {
     );
     if (!taken) {
       const [held] = yield* tx.query<JobRow>(
-        `SELECT ${jobColumns(this.d.postgres, { table: "j" })} FROM tickwork_job_keys k JOIN tickwork_jobs j ON j.id = k.job_id WHERE k.queue = $1 AND k.key = $2`,
+        `SELECT ${this.d.jobColumns("j")} FROM tickwork_job_keys k JOIN tickwork_jobs j ON j.id = k.job_id WHERE k.queue = $1 AND k.key = $2`,
         [queue, row.key],
       );
       if (held) return { id: String(held.id), duplicate: true, existing: this.job(held) };
@@ -102,16 +102,16 @@ export class KeyedSql {
   private *insert(tx: SqlTx, queue: string, row: NewJobRow, now: number): Body<{ id: number | string } | undefined> {
     const traced = row.traceContext !== undefined;
     const [inserted] = yield* tx.query<{ id: number | string }>(traced ? INSERT_ONE_TRACED : INSERT_ONE, [
-      queue, this.d.postgres ? row.payload : inlinePayload(row.payload), row.key, row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, row.group ?? null, now, row.waited ? 1 : 0,
+      queue, this.d.rowPayload(row.payload), row.key, row.priority, row.runAt, row.maxAttempts, row.maxAttemptsFromQueue ? 1 : 0, row.group ?? null, now, row.waited ? 1 : 0,
       ...(traced ? [row.traceContext] : []),
     ]);
-    const write = inserted && !this.d.postgres ? payloadWrite(inserted.id, row.payload) : undefined;
+    const write = inserted ? this.d.payloadWrite(inserted.id, row.payload) : undefined;
     if (write) yield* tx.query(write.sql, write.params);
     return inserted;
   }
 
   private *holder(tx: SqlTx, queue: string, key: string): Body<Job | undefined> {
-    const [row] = yield* tx.query<JobRow>(`SELECT ${jobColumns(this.d.postgres)} FROM tickwork_jobs WHERE queue = $1 AND key = $2 AND status IN ('pending', 'running')`, [queue, key]);
+    const [row] = yield* tx.query<JobRow>(`SELECT ${this.d.jobColumns()} FROM tickwork_jobs WHERE queue = $1 AND key = $2 AND status IN ('pending', 'running')`, [queue, key]);
     return row ? this.job(row) : undefined;
   }
 

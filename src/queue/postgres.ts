@@ -1,9 +1,8 @@
 import type { PgExecutor } from "../db/pg-executor.js";
-import { FlowSql } from "./flow-sql.js";
 import { QueueAnnouncer } from "./announcer.js";
-import { KeyedSql } from "./keyed-sql.js";
-import { FlowControlledStore } from "./flow-store.js";
-import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
+import { POSTGRES_DIALECT } from "./dialect.js";
+import { SharedQueueStore } from "./shared-store.js";
+import { LEASE_EXPIRED_ERROR, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
 import { propagate, type FlowEffects } from "./flow-tree.js";
 import { retryEachGroup, retryGroups, retryInFlow } from "./flow-retry.js";
 import { PostgresSlotOffers } from "./postgres-offers.js";
@@ -12,10 +11,10 @@ import { arrayLiteral } from "./postgres-params.js";
 import { insertRows, type Answered, type InsertStatement, type Run } from "./postgres-insert.js";
 import { REPLAN, countInParents, settleOutcomes } from "./postgres-settle.js";
 import {
-  CLAIM_DUE, COUNT_SCHEDULED, HEARTBEAT, INSERT_FLOW_NODES, INSERT_FLOW_NODES_TRACED, KEY_FREE, LIVE, MARK_STARTED,
+  CLAIM_DUE, COUNT_SCHEDULED, HEARTBEAT, INSERT_FLOW_NODES, INSERT_FLOW_NODES_TRACED, KEY_FREE, MARK_STARTED,
   NEXT_WAKE, PRUNE_FINISHED, RESCUE_EXPIRED, RETRY, RETRY_SET,
 } from "./postgres-sql.js";
-import type { InsertResult, ListParams, QueueStore, RescuedJob, SettleResult, SlotOffers } from "./store.js";
+import type { InsertResult, QueueStore, RescuedJob, SettleResult, SlotOffers } from "./store.js";
 import type { Job, JobStatus } from "./job.js";
 
 /** A notification's payload is at most 8,000 bytes: ids go in chunks well within it. */
@@ -29,15 +28,14 @@ const IDS_PER_NOTIFY = 500;
 const SLICE_CHARS = 128 * 1024;
 
 /** The queue on PostgreSQL: one round trip per batch, `FOR UPDATE SKIP LOCKED` so workers never wait on each other. */
-export class PostgresQueueStore extends FlowControlledStore implements QueueStore {
+export class PostgresQueueStore extends SharedQueueStore implements QueueStore {
   /** Wakes other processes' workers after an enqueue outside a caller's transaction committed. */
   private readonly announcer = new QueueAnnouncer((queue) => this.sendAnnouncement(queue));
   private listener: ListenerQuery | null = null;
   readonly offers: SlotOffers;
 
   constructor(private readonly db: PgExecutor) {
-    const dialect = { postgres: true, payloadIsText: false };
-    super(new FlowSql(db, dialect), new KeyedSql(db, dialect));
+    super(db, POSTGRES_DIALECT, RETRY, { queues: (queues) => this.notify(queues), jobs: (ids) => this.notifyJobs(ids) });
     this.offers = new PostgresSlotOffers(db);
   }
 
@@ -184,60 +182,6 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     return row?.at == null ? null : Number(row.at);
   }
 
-  async setProgress({ id, attempt, progress }: Parameters<QueueStore["setProgress"]>[0]): Promise<boolean> {
-    const [row] = await this.db.query<{ waited: boolean }>(
-      `UPDATE tickwork_jobs SET progress = $3::json WHERE id = $1 AND status = 'running' AND attempts = $2 RETURNING waited`,
-      [id, attempt, progress],
-    );
-    if (row?.waited) await this.notifyJobs([id]);
-    return row !== undefined;
-  }
-
-  async watch({ id }: { id: string }): Promise<Job | null> {
-    const [row] = await this.db.query<JobRow>(`UPDATE tickwork_jobs SET waited = true WHERE id = $1 RETURNING *`, [id]);
-    return row ? toJob(row, false) : null;
-  }
-
-  async promote({ id, now }: { id: string; now: number }): Promise<Job | null> {
-    const [row] = await this.db.query<JobRow>(
-      `UPDATE tickwork_jobs SET run_at = LEAST(run_at, $2::bigint) WHERE id = $1 AND status = 'pending' AND children_waiting = 0 RETURNING *`,
-      [id, now],
-    );
-    if (row) await this.notify([row.queue]);
-    return row ? toJob(row, false) : null;
-  }
-
-  async get({ id }: { id: string }): Promise<Job | null> {
-    const [row] = await this.db.query<JobRow>(`SELECT * FROM tickwork_jobs WHERE id = $1`, [id]);
-    return row ? toJob(row, false) : null;
-  }
-
-  async list({ queue, status, key, due, now, minAttempts, parent, order = "newest", before, after, limit }: ListParams): Promise<Job[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const add = (clause: string, value: unknown) => {
-      params.push(value);
-      where.push(clause.replace("?", `$${params.length}`));
-    };
-    if (queue !== undefined) add("queue = ?", queue);
-    if (status !== undefined) add("status = ?", status);
-    if (key !== undefined) add("key = ?", key);
-    if (due !== undefined) {
-      where.push("status = 'pending'");
-      add(due ? "run_at <= ?" : "run_at > ?", now);
-    }
-    if (minAttempts !== undefined) add("attempts >= ?", minAttempts);
-    if (parent !== undefined) add("parent_id = ?", parent);
-    if (before !== undefined) add("id < ?", before);
-    if (after !== undefined) add("id > ?", after);
-    params.push(limit);
-    const rows = await this.db.query<JobRow>(
-      `SELECT * FROM tickwork_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id ${order === "oldest" ? "ASC" : "DESC"} LIMIT $${params.length}`,
-      params,
-    );
-    return rows.map((row) => toJob(row, false));
-  }
-
   async countByStatus({ queues }: { queues?: string[] }) {
     const rows = await this.db.query<{ queue: string; status: JobStatus; n: string }>(
       // Kept by the writes' triggers, a row per backend that wrote: a few rows, however many jobs there are.
@@ -245,16 +189,6 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
       queues ? [queues] : [],
     );
     return foldCounts(rows);
-  }
-
-  async retry({ id, now }: { id: string; now: number }): Promise<Job | null> {
-    const row = await this.db.transaction(function* (tx) {
-      if ((yield* retryInFlow(tx, RETRY, [id], now)).length === 0) return undefined;
-      const [row] = yield* tx.query<JobRow>(`SELECT * FROM tickwork_jobs WHERE id = $1`, [id]);
-      return row;
-    });
-    if (row) await this.notify([row.queue]);
-    return row ? toJob(row, false) : null;
   }
 
   async retryFailed({ queue, now }: { queue: string; now: number }): Promise<number> {
@@ -273,22 +207,6 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     const retried = (plain?.n ?? 0) + (await retryEachGroup(retryGroups(inFlows), async (ids) => (await this.db.transaction((tx) => retryInFlow(tx, RETRY, ids, now))).length));
     if (retried) await this.notify([queue]);
     return retried;
-  }
-
-  async cancel({ id, now }: { id: string; now: number }): Promise<Job | null> {
-    const { row, effects } = await this.db.transaction(function* (tx) {
-      const [row] = yield* tx.query<JobRow>(
-        `UPDATE tickwork_jobs SET status = 'cancelled', finished_at = $2, worker_id = NULL, lease_until = NULL
-         WHERE id = $1 AND ${LIVE} RETURNING *`,
-        [id, now],
-      );
-      // A cancelled child is a child that will not succeed: its parent counts it as failed.
-      const effects = row?.parent_id != null ? yield* propagate(tx, [{ parent: String(row.parent_id), child: id, failed: true, error: "cancelled" }], now, true) : { woke: [], failedWaited: [] };
-      return { row, effects };
-    });
-    await this.notify(effects.woke);
-    await this.notifyJobs([...(row?.waited ? [id] : []), ...effects.failedWaited]);
-    return row ? toJob(row, false) : null;
   }
 
   async cancelPending({ queue, now }: { queue: string; now: number }): Promise<{ cancelled: number; waited: string[] }> {
@@ -338,16 +256,6 @@ export class PostgresQueueStore extends FlowControlledStore implements QueueStor
     });
     await this.notify(nodes.filter((n) => n.children === 0 && n.runAt <= now).map((n) => n.queue));
     return ids;
-  }
-
-  async childResults({ id }: { id: string }) {
-    const rows = await this.db.query<ChildRow>(`SELECT id::text AS id, queue, status, result, last_error FROM tickwork_jobs WHERE parent_id = $1 ORDER BY tickwork_jobs.id`, [id]);
-    return rows.map((row) => toChildResult(row, false));
-  }
-
-  async deleteFinished({ id }: { id: string }): Promise<Job | null> {
-    const [row] = await this.db.query<JobRow>(`DELETE FROM tickwork_jobs WHERE id = $1 AND status IN ('succeeded', 'failed', 'cancelled') RETURNING *`, [id]);
-    return row ? toJob(row, false) : null;
   }
 
   async countScheduled({ queues, now }: { queues: string[]; now: number }): Promise<Record<string, number>> {

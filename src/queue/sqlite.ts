@@ -1,13 +1,12 @@
 import { InvalidInputError } from "../core/errors.js";
 import { runBodySync, sqlTx, sqliteDollarRunner, type SqlDb, type SqlTx } from "../db/sql-db.js";
 import type { SqliteExecutor } from "../db/sqlite-executor.js";
-import { FlowSql } from "./flow-sql.js";
-import { KeyedSql } from "./keyed-sql.js";
-import { FlowControlledStore } from "./flow-store.js";
-import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
+import { SQLITE_DIALECT } from "./dialect.js";
+import { SharedQueueStore } from "./shared-store.js";
+import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns, byClaimOrder, foldCounts, toJob, type JobRow } from "./rows.js";
 import { endedChild, propagate, type EndedChild } from "./flow-tree.js";
 import { retryEachGroup, retryGroups, retryInFlow, type RetryStatement } from "./flow-retry.js";
-import type { InsertResult, ListParams, JobOutcome, QueueStore, RescuedJob } from "./store.js";
+import type { InsertResult, JobOutcome, QueueStore, RescuedJob } from "./store.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "./job.js";
 import { inlinePayload, jobColumns, payloadWrite } from "./payloads.js";
 
@@ -15,7 +14,6 @@ const LIVE = "status IN ('pending', 'running')";
 const CLAIMED = claimedColumns("sqlite");
 /** A whole job row, its payload wherever it is kept (see queue/payloads.ts). */
 const JOB = jobColumns(false);
-const RETURNED_JOB = jobColumns(false, { returning: true });
 
 const insertRow = (traced: boolean) =>
   `INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, created_at, attempts, worker_id, lease_until, started_at, waited${traced ? ", trace_context" : ""})
@@ -96,7 +94,7 @@ const COUNT_SCHEDULED = `
  * outcomes costs one commit: that is what lets SQLite run many more jobs per second than it can
  * commit single-row transactions.
  */
-export class SqliteQueueStore extends FlowControlledStore implements QueueStore {
+export class SqliteQueueStore extends SharedQueueStore implements QueueStore {
   /** `sql`: the same connection through the shared SQL seam, for the flow-control statements. */
   private readonly dollar: <T>(sql: string, params: readonly unknown[]) => T[];
   private readonly tx: SqlTx;
@@ -106,8 +104,7 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     sql: SqlDb,
     readonly maxPayloadBytes?: number,
   ) {
-    const dialect = { postgres: false, payloadIsText: true };
-    super(new FlowSql(sql, dialect), new KeyedSql(sql, dialect));
+    super(sql, SQLITE_DIALECT, RETRY);
     this.dollar = sqliteDollarRunner(db);
     this.tx = sqlTx(sql.maxParams);
   }
@@ -135,12 +132,6 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
   private storePayload(id: number, payload: string): void {
     const write = payloadWrite(id, payload);
     if (write) this.dollar(write.sql, write.params);
-  }
-
-  async childResults({ id }: { id: string }) {
-    return this.db
-      .all<ChildRow>(`SELECT id, queue, status, result, last_error FROM tickwork_jobs WHERE parent_id = ? ORDER BY id`, [Number(id)])
-      .map((row) => toChildResult(row, true));
   }
 
   async insertMany({ queue, rows, now, tx, claim }: Parameters<QueueStore["insertMany"]>[0]): Promise<InsertResult[]> {
@@ -344,57 +335,6 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     return next;
   }
 
-  async setProgress({ id, attempt, progress }: Parameters<QueueStore["setProgress"]>[0]): Promise<boolean> {
-    return this.db.run(`UPDATE tickwork_jobs SET progress = ? WHERE id = ? AND status = 'running' AND attempts = ?`, [progress, Number(id), attempt]) > 0;
-  }
-
-  async watch({ id }: { id: string }): Promise<Job | null> {
-    const row = this.db.all<JobRow>(`UPDATE tickwork_jobs SET waited = 1 WHERE id = ? RETURNING ${RETURNED_JOB}`, [Number(id)])[0];
-    return row ? toJob(row, true) : null;
-  }
-
-  async promote({ id, now }: { id: string; now: number }): Promise<Job | null> {
-    const row = this.db.all<JobRow>(
-      `UPDATE tickwork_jobs SET run_at = min(run_at, ?) WHERE id = ? AND status = 'pending' AND children_waiting = 0 RETURNING ${RETURNED_JOB}`,
-      [now, Number(id)],
-    )[0];
-    return row ? toJob(row, true) : null;
-  }
-
-  async get({ id }: { id: string }): Promise<Job | null> {
-    const row = this.db.all<JobRow>(`SELECT ${JOB} FROM tickwork_jobs WHERE id = ?`, [Number(id)])[0];
-    return row ? toJob(row, true) : null;
-  }
-
-  async list({ queue, status, key, due, now, minAttempts, parent, order = "newest", before, after, limit }: ListParams): Promise<Job[]> {
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    const add = (clause: string, value: string | number) => {
-      where.push(clause);
-      params.push(value);
-    };
-    if (queue !== undefined) add("queue = ?", queue);
-    // A failed or cancelled list is written with the status's literal, the condition of its partial
-    // index (tickwork_jobs_failed, tickwork_jobs_cancelled): SQLite uses a partial index only for a
-    // query that states its condition.
-    if (status === "failed" || status === "cancelled") where.push(`status = '${status}'`);
-    else if (status !== undefined) add("status = ?", status);
-    if (key !== undefined) add("key = ?", key);
-    if (due !== undefined) {
-      where.push("status = 'pending'");
-      add(due ? "run_at <= ?" : "run_at > ?", now);
-    }
-    if (minAttempts !== undefined) add("attempts >= ?", minAttempts);
-    if (parent !== undefined) add("parent_id = ?", Number(parent));
-    if (before !== undefined) add("id < ?", Number(before));
-    if (after !== undefined) add("id > ?", Number(after));
-    const rows = this.db.all<JobRow>(
-      `SELECT ${JOB} FROM tickwork_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id ${order === "oldest" ? "ASC" : "DESC"} LIMIT ?`,
-      [...params, limit],
-    );
-    return rows.map((row) => toJob(row, true));
-  }
-
   async countByStatus({ queues }: { queues?: string[] }) {
     if (queues?.length === 0) return [];
     // Kept by the writes' triggers, one row per queue: what a count costs whatever the table holds.
@@ -403,14 +343,6 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       queues ?? [],
     );
     return foldCounts(rows.flatMap(({ queue, ...counts }) => JOB_STATUSES.map((status) => ({ queue, status, n: counts[status] }))));
-  }
-
-  async retry({ id, now }: { id: string; now: number }): Promise<Job | null> {
-    return this.db.transaction(() => {
-      if (this.retryInFlow([id], now).length === 0) return null;
-      const row = this.db.all<JobRow>(`SELECT ${JOB} FROM tickwork_jobs WHERE id = ?`, [Number(id)])[0];
-      return row ? toJob(row, true) : null;
-    });
   }
 
   async retryFailed({ queue, now }: { queue: string; now: number }): Promise<number> {
@@ -433,19 +365,6 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
     return runBodySync(retryInFlow(this.tx, RETRY, ids, now), (s) => this.dollar(s.sql, s.params));
   }
 
-  async cancel({ id, now }: { id: string; now: number }): Promise<Job | null> {
-    return this.db.transaction(() => {
-      const row = this.db.all<JobRow>(
-        `UPDATE tickwork_jobs SET status = 'cancelled', finished_at = ?, worker_id = NULL, lease_until = NULL
-         WHERE id = ? AND ${LIVE} RETURNING ${RETURNED_JOB}`,
-        [now, Number(id)],
-      )[0];
-      // A cancelled child is a child that will not succeed: its parent counts it as failed.
-      if (row?.parent_id != null) this.propagate([{ parent: String(row.parent_id), child: id, failed: true, error: "cancelled" }], now);
-      return row ? toJob(row, true) : null;
-    });
-  }
-
   async cancelPending({ queue, now }: { queue: string; now: number }): Promise<{ cancelled: number; waited: string[] }> {
     return this.db.transaction(() => {
       // Read first, then write: only the jobs someone awaits or a parent counts come back, never the
@@ -462,11 +381,6 @@ export class SqliteQueueStore extends FlowControlledStore implements QueueStore 
       const effects = ended.length ? this.propagate(ended, now) : { failedWaited: [] };
       return { cancelled, waited: [...told.filter((r) => r.waited).map((r) => String(r.id)), ...effects.failedWaited] };
     });
-  }
-
-  async deleteFinished({ id }: { id: string }): Promise<Job | null> {
-    const row = this.db.all<JobRow>(`DELETE FROM tickwork_jobs WHERE id = ? AND ${FINISHED} RETURNING ${RETURNED_JOB}`, [Number(id)])[0];
-    return row ? toJob(row, true) : null;
   }
 
   async countScheduled({ queues, now }: { queues: string[]; now: number }): Promise<Record<string, number>> {

@@ -446,10 +446,3 @@ export interface HandedJobs {
  * A running holder is never changed: such an enqueue gets it back, as a plain keyed enqueue does.
  */
 export type KeyMode = { kind: "replace" } | { kind: "debounce"; ms: number } | { kind: "window"; ms: number };
-
-/** What differs between the dialects in the flow-control statements; the rest is one SQL text. */
-export interface FlowDialect {
-  postgres: boolean;
-  /** SQLite keeps payloads as JSON text; PostgreSQL's json column arrives parsed. */
-  payloadIsText: boolean;
-}
