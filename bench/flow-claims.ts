@@ -17,7 +17,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import type { Job } from "../src/index.js";
 import { parseQueueOptions } from "../src/queue/options.js";
-import type { ClaimLimits } from "../src/queue/store.js";
+import type { ClaimLimits } from "../src/queue/store/store.js";
 import { BETTER_SQLITE_MAX_PARAMS, betterSqliteExecutor } from "../src/store/better-sqlite3.js";
 import { postgres } from "../src/store/postgres.js";
 import { sqlite } from "../src/store/sqlite.js";

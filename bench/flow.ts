@@ -27,7 +27,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
-import { SERIAL_DEPTH } from "../src/queue/worker.js";
+import { SERIAL_DEPTH } from "../src/queue/worker/worker.js";
 import { postgres } from "../src/store/postgres.js";
 import { sqlite } from "../src/store/sqlite.js";
 import type { Store } from "../src/store/store.js";

@@ -29,12 +29,12 @@ export {
 export type { WaitOptions } from "./queue/waits.js";
 export type { FlowSpec, FlowChild, FlowJob } from "./queue/flows.js";
 export type { BatchOptions, BatchJobs } from "./queue/queues.js";
-export { Limiter, type LimiterState, type RateOptions } from "./queue/limiter.js";
+export { Limiter, type LimiterState, type RateOptions } from "./queue/flow-control/limiter.js";
 export { QueueControls, type QueueFlowStatus, type BucketStatus } from "./queue/controls.js";
 export type { Job, JobStatus, JobContext, JobHandler, BatchHandler, BatchContext, EnqueuedJob, JobAttempt, ChildResult } from "./queue/job.js";
 export { Snooze } from "./queue/job.js";
 export type { QueueOptions, BatchQueueOptions, EnqueueOptions, EnqueueItem } from "./queue/options.js";
-export type { QueueCounts, SqlClient } from "./queue/store.js";
+export type { QueueCounts, SqlClient } from "./queue/store/store.js";
 export { TaskAbortedError } from "./schedule/errors.js";
 export type { TaskOptions, TaskContext, TaskRun, TaskStatus, RunRecord, RunResult, TaskOutcome } from "./schedule/task.js";
 // The `tickwork` command line: the type of a config file (`tickwork.config.ts`).

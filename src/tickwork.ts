@@ -6,7 +6,7 @@ import type { BatchQueueOptions, EnqueueOptions, QueueOptions } from "./queue/op
 import type { Queue } from "./queue/queue.js";
 import { Queues, type BatchJobs, type BatchOptions } from "./queue/queues.js";
 import type { QueueControls } from "./queue/controls.js";
-import type { Limiter, RateOptions } from "./queue/limiter.js";
+import type { Limiter, RateOptions } from "./queue/flow-control/limiter.js";
 import { TaskScheduler } from "./schedule/scheduler.js";
 import { Cache } from "./cache/cache.js";
 import { Idempotency, type IdempotencyOptions } from "./idempotency/idempotency.js";

@@ -1,6 +1,6 @@
 // What `tickwork top` shows, as plain lines: the command draws them on the terminal.
 import type { QueueFlowStatus } from "../queue/controls.js";
-import type { QueueCounts } from "../queue/store.js";
+import type { QueueCounts } from "../queue/store/store.js";
 import type { TaskStatus } from "../schedule/task.js";
 import { table, time } from "./output.js";
 import { taskState } from "./task-table.js";

@@ -1,11 +1,11 @@
 import { checkText } from "../core/bounds.js";
 import { InvalidInputError, describe } from "../core/errors.js";
 import type { Logger } from "../core/logger.js";
-import { tokens, nextTokenAt, type BucketSpec } from "./bucket.js";
+import { tokens, nextTokenAt, type BucketSpec } from "./flow-control/bucket.js";
 import { UnknownQueueError } from "./errors.js";
 import { MAX_GROUP_LENGTH, type QueueConfig } from "./options.js";
-import type { GroupCounts, QueueStore } from "./store.js";
-import type { QueueWorker } from "./worker.js";
+import type { GroupCounts, QueueStore } from "./store/store.js";
+import type { QueueWorker } from "./worker/worker.js";
 
 export interface ControlsDeps {
   store: QueueStore;

@@ -2,7 +2,7 @@ import { MAX_TIME_MS } from "../core/bounds.js";
 import { InvalidInputError, describe } from "../core/errors.js";
 import { UnknownQueueError } from "./errors.js";
 import { toNewJobRow, type EnqueueOptions, type QueueConfig } from "./options.js";
-import type { FlowNodeRow } from "./store.js";
+import type { FlowNodeRow } from "./store/store.js";
 
 /** A job of a flow below its root: in any declared queue, with children of its own if it likes. */
 export interface FlowChild<P = unknown> extends Omit<EnqueueOptions, "tx" | "key"> {

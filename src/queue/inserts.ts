@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from "../core/errors.js";
-import type { InsertResult, NewJobRow } from "./store.js";
+import type { InsertResult, NewJobRow } from "./store/store.js";
 
 /** What one insert wrote: a result per row, in order, the time it wrote them at, and whether they were written claimed (handed off). */
 export interface Written {

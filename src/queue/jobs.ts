@@ -3,7 +3,7 @@ import { InvalidInputError, describe } from "../core/errors.js";
 import { JobNotFoundError, JobStateError, UnknownQueueError } from "./errors.js";
 import type { Logger } from "../core/logger.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "./job.js";
-import type { QueueCounts, QueueStore } from "./store.js";
+import type { QueueCounts, QueueStore } from "./store/store.js";
 import type { JobWaits, WaitOptions } from "./waits.js";
 
 export interface JobsDeps {

@@ -5,9 +5,9 @@ import { toMs, type Duration } from "../core/duration.js";
 import { InvalidInputError, PayloadTooLargeError, describe } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";
 import type { BatchHandler, Job, JobHandler } from "./job.js";
-import type { ClaimLimits, JobFields, NewJobRow, SqlClient } from "./store.js";
-import type { KeyMode } from "./store.js";
-import { Limiter, bucketOf, burstWithinMax, rateFields, rateSchema } from "./limiter.js";
+import type { ClaimLimits, JobFields, NewJobRow, SqlClient } from "./store/store.js";
+import type { KeyMode } from "./store/store.js";
+import { Limiter, bucketOf, burstWithinMax, rateFields, rateSchema } from "./flow-control/limiter.js";
 import { checkJson, stringifyChecked, utf8Length } from "../core/json.js";
 import { instantOf } from "../core/time.js";
 

@@ -4,10 +4,10 @@ import { SPAN_KIND, inSpan, messagingAttributes, traceContextOf, type SpanLike, 
 import { InsertBatcher, type Written } from "./inserts.js";
 import type { EnqueuedJob, Job } from "./job.js";
 import { keyModeOf, serialisePayload, toJobFields, toNewJobRow, type EnqueueItem, type EnqueueOptions, type QueueConfig } from "./options.js";
-import { newJob, setStarted } from "./rows.js";
-import type { InsertResult, JobFields, KeyMode, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store.js";
+import { newJob, setStarted } from "./store/rows.js";
+import type { InsertResult, JobFields, KeyMode, NewJobRow, QueueStore, RowSlices, SqlClient } from "./store/store.js";
 import type { JobWaits, WaitOptions } from "./waits.js";
-import type { QueueWorker } from "./worker.js";
+import type { QueueWorker } from "./worker/worker.js";
 import { layOutFlow, type FlowJob, type FlowSpec } from "./flows.js";
 
 export interface QueueDeps {

@@ -6,12 +6,12 @@ import { JobAbortedError, UnknownQueueError } from "./errors.js";
 import type { EnqueuedJob } from "./job.js";
 import { Jobs } from "./jobs.js";
 import { QueueControls } from "./controls.js";
-import { Limiters } from "./limiter.js";
+import { Limiters } from "./flow-control/limiter.js";
 import { parseQueueOptions, type BatchQueueOptions, type EnqueueOptions, type QueueOptions } from "./options.js";
-import { Pruner, type Retention } from "./pruner.js";
+import { Pruner, type Retention } from "./worker/pruner.js";
 import { Queue } from "./queue.js";
-import { Rescuer } from "./rescuer.js";
-import type { HandedJobs, QueueStore } from "./store.js";
+import { Rescuer } from "./worker/rescuer.js";
+import type { HandedJobs, QueueStore } from "./store/store.js";
 import { JobWaits } from "./waits.js";
 import { MAX_FLOW_JOBS } from "./flows.js";
 
@@ -26,7 +26,7 @@ export interface BatchJobs {
   id: string;
   jobs: string[];
 }
-import { QueueWorker } from "./worker.js";
+import { QueueWorker } from "./worker/worker.js";
 
 export interface QueuesDeps {
   store: QueueStore;

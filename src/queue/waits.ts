@@ -4,7 +4,7 @@ import { toMs, type Duration } from "../core/duration.js";
 import { InvalidInputError, describe } from "../core/errors.js";
 import { JobFailedError, JobNotFoundError, JobWaitTimeoutError } from "./errors.js";
 import type { Job } from "./job.js";
-import type { QueueStore } from "./store.js";
+import type { QueueStore } from "./store/store.js";
 
 export interface WaitOptions {
   /** Give up after this long (JobWaitTimeoutError); the job goes on. At most about 24.8 days. Default: no limit. */

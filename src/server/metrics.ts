@@ -6,7 +6,7 @@ import type { LogEvent } from "../core/logger.js";
 import { parseOptions } from "../core/options.js";
 import { JOB_STATUSES } from "../queue/job.js";
 import { countsOf } from "./shared-counts.js";
-import type { ClaimHold } from "../queue/store.js";
+import type { ClaimHold } from "../queue/store/store.js";
 import { requirePeer } from "../store/peer.js";
 import type { Tickwork } from "../tickwork.js";
 import { AttemptTimer } from "./attempt-timer.js";

@@ -1,4 +1,4 @@
-import type { QueueCounts } from "../queue/store.js";
+import type { QueueCounts } from "../queue/store/store.js";
 import type { Tickwork } from "../tickwork.js";
 
 /**

@@ -1,8 +1,8 @@
 // Types only: `pg` is an optional peer, loaded when postgres() is called.
 import type pg from "pg";
 import { requirePeer } from "./peer.js";
-import { PostgresQueueStore } from "../queue/postgres.js";
-import { HANDOFFS_CHANNEL, JOBS_CHANNEL, JOB_EVENTS_CHANNEL, parseHandoff, parsePause, type ListenerQuery } from "../queue/postgres-notify.js";
+import { PostgresQueueStore } from "../queue/store/postgres/store.js";
+import { HANDOFFS_CHANNEL, JOBS_CHANNEL, JOB_EVENTS_CHANNEL, parseHandoff, parsePause, type ListenerQuery } from "../queue/store/postgres/notify.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
 import { SqlIdempotencyStore } from "../idempotency/sql.js";

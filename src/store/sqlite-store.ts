@@ -1,4 +1,4 @@
-import { SqliteQueueStore } from "../queue/sqlite.js";
+import { SqliteQueueStore } from "../queue/store/sqlite.js";
 import { SqlScheduleStore } from "../schedule/sql.js";
 import { SqlCacheStore } from "../cache/sql.js";
 import type { CacheStore } from "../cache/store.js";

@@ -1,4 +1,4 @@
-import type { HandedJobs, QueueStore } from "../queue/store.js";
+import type { HandedJobs, QueueStore } from "../queue/store/store.js";
 import type { ScheduleStore } from "../schedule/store.js";
 import type { CacheStore } from "../cache/store.js";
 import type { IdempotencyStore } from "../idempotency/store.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { QueueAnnouncer } from "../../src/queue/announcer.js";
+import { QueueAnnouncer } from "../../src/queue/store/postgres/announcer.js";
 import { deferred } from "../support/real-time.js";
 
 /** An announcer whose sends wait for the test to let them return. */

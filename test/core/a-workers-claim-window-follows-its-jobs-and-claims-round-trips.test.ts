@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ClaimWindow } from "../../src/queue/claim-window.js";
+import { ClaimWindow } from "../../src/queue/worker/claim-window.js";
 
 const plain = (capacity: number) => ({ capacity, groupedAhead: false, depth: 1, limited: false });
 

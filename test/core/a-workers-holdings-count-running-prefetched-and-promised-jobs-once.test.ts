@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Holdings } from "../../src/queue/holdings.js";
-import type { HeldJob } from "../../src/queue/leases.js";
+import { Holdings } from "../../src/queue/worker/holdings.js";
+import type { HeldJob } from "../../src/queue/worker/leases.js";
 
 /** Enough of a held job for the ledger: its id and group. */
 const held = (id: string, group: string | null = null) => ({ job: { id, group } }) as unknown as HeldJob;

@@ -84,7 +84,7 @@ describe("the core runs in workerd", () => {
     const { violations, inputs } = await bundleForWorkerd([join(ROOT, "src/index.ts"), join(ROOT, "src/testing/index.ts")]);
     expect(violations).toEqual([]);
     // The bundle really holds the core, so an empty list means something.
-    expect(inputs).toEqual(expect.arrayContaining(["src/tickwork.ts", "src/queue/worker.ts", "src/testing/fake-clock.ts"]));
+    expect(inputs).toEqual(expect.arrayContaining(["src/tickwork.ts", "src/queue/worker/worker.ts", "src/testing/fake-clock.ts"]));
   });
 
   describe("the check has teeth", () => {

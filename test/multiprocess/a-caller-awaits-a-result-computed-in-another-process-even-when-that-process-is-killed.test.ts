@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTickwork, type Tickwork } from "../../src/tickwork.js";
 import { JobFailedError } from "../../src/queue/errors.js";
 import type { Queue } from "../../src/queue/queue.js";
-import type { QueueStore } from "../../src/queue/store.js";
+import type { QueueStore } from "../../src/queue/store/store.js";
 import { FixtureProcess, spawnFixture } from "../crash/fixtures/child-process.js";
 import { newTarget, openStore, type Target } from "../crash/fixtures/target.js";
 import { wrapQueueOperation } from "../support/stores.js";

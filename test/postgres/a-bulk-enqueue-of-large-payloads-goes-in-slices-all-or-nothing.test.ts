@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { InvalidPayloadError } from "../../src/core/errors.js";
 import { postgres } from "../../src/store/postgres.js";
-import { JOBS_CHANNEL } from "../../src/queue/postgres-notify.js";
+import { JOBS_CHANNEL } from "../../src/queue/store/postgres/notify.js";
 import { createTickwork, type Tickwork } from "../../src/tickwork.js";
 import { DATABASE_URL, dropSchema, uniqueSchema, withPg } from "../support/stores.js";
 import { eventually } from "../support/real-time.js";

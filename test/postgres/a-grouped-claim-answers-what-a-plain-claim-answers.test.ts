@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { postgres } from "../../src/store/postgres.js";
 import { postgresMigrations } from "../../src/store/migrations/postgres.js";
-import { claimedColumns } from "../../src/queue/rows.js";
+import { claimedColumns } from "../../src/queue/store/rows.js";
 import type { Job } from "../../src/queue/job.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 import { eventually, realEngines } from "../support/real-time.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { postgres } from "../../src/store/postgres.js";
 import type { Store } from "../../src/store/store.js";
-import type { NewJobRow } from "../../src/queue/store.js";
+import type { NewJobRow } from "../../src/queue/store/store.js";
 import { dropSchema, uniqueSchema, DATABASE_URL } from "../support/stores.js";
 import { eventually } from "../support/real-time.js";
 

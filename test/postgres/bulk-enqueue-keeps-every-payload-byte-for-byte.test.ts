@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { packPayloads } from "../../src/queue/postgres-params.js";
+import { packPayloads } from "../../src/queue/store/postgres/params.js";
 import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL, dropSchema, uniqueSchema, withPg } from "../support/stores.js";
 import { realEngines } from "../support/real-time.js";

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_DUE, SETTLE_MANY } from "../../src/queue/postgres-sql.js";
+import { CLAIM_DUE, SETTLE_MANY } from "../../src/queue/store/postgres/sql.js";
 import { postgres } from "../../src/store/postgres.js";
 import { preparedPlan } from "../support/pg-plans.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
@@ -14,7 +14,7 @@ import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
  *   with a sequential scan of the whole table instead of looking the ids up in the primary key;
  * - handed 500 ids it could see, on a table of 20,000 to 100,000 rows not yet analyzed, the planner
  *   priced the settle's 500 random reads above a scan of the whole table.
- * Both statements are planned on every call (REPLAN in src/queue/postgres.ts), so the custom plan is
+ * Both statements are planned on every call (REPLAN in src/queue/store/postgres/settle.ts), so the custom plan is
  * the one checked; the generic plan and a table grown from empty are the other test's
  * (batch-lookups-stay-index-probes-as-the-table-grows-from-empty).
  */

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLAIM_DUE, FIND_KEY_HOLDERS, HEARTBEAT, NEXT_WAKE, PRUNE_FINISHED, RESCUE_EXPIRED } from "../../src/queue/postgres-sql.js";
+import { CLAIM_DUE, FIND_KEY_HOLDERS, HEARTBEAT, NEXT_WAKE, PRUNE_FINISHED, RESCUE_EXPIRED } from "../../src/queue/store/postgres/sql.js";
 import { postgres } from "../../src/store/postgres.js";
 import { planSteps, preparedPlan, type PlanNode } from "../support/pg-plans.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
@@ -11,7 +11,7 @@ import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
  * indexes and never scan the table. Checked under the custom plan (built for the values), and, for
  * the statements the store prepares once per connection, the generic plan too (built once for any
  * values, which named statements switch to after a few executions). The statements that reach a
- * batch by id are planned on every call (REPLAN in src/queue/postgres.ts), so only their custom plan ever runs.
+ * batch by id are planned on every call (REPLAN in src/queue/store/postgres/settle.ts), so only their custom plan ever runs.
  */
 
 const NOW = Date.parse("2026-01-01T00:00:00Z");

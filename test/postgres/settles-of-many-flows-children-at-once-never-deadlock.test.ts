@@ -1,7 +1,7 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import type { Queue } from "../../src/queue/queue.js";
-import type { JobOutcome } from "../../src/queue/store.js";
+import type { JobOutcome } from "../../src/queue/store/store.js";
 import { postgres } from "../../src/store/postgres.js";
 import type { Store } from "../../src/store/store.js";
 import { eventually, realEngines, type RealEngine } from "../support/real-time.js";

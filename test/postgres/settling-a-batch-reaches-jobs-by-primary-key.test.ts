@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SETTLE_MANY, SETTLE_SUCCEEDED } from "../../src/queue/postgres-sql.js";
+import { SETTLE_MANY, SETTLE_SUCCEEDED } from "../../src/queue/store/postgres/sql.js";
 import { postgres } from "../../src/store/postgres.js";
 import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
 
@@ -9,7 +9,7 @@ import { DATABASE_URL, dropSchema, uniqueSchema } from "../support/stores.js";
  * plan of the batched settle built on them once drove the join from the running-only partial
  * indexes, comparing every running row with every outcome (seconds per batch under a backlog).
  * The statement must reach its rows by primary key whatever the statistics say. It is planned on
- * every call now (REPLAN in src/queue/postgres.ts); the generic plan is checked as well, as the
+ * every call now (REPLAN in src/queue/store/postgres/settle.ts); the generic plan is checked as well, as the
  * shape of the statement, not the plan cache, is what keeps the running-only indexes out.
  */
 const schema = uniqueSchema();

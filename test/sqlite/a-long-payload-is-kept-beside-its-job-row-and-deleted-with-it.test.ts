@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTickwork } from "../../src/index.js";
-import { INLINE_PAYLOAD_MAX } from "../../src/queue/payloads.js";
+import { INLINE_PAYLOAD_MAX } from "../../src/queue/store/payloads.js";
 import { sqlite } from "../../src/store/sqlite.js";
 import { fakeClock } from "../../src/testing/index.js";
 import type { Tickwork } from "../../src/tickwork.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { NewJobRow } from "../../src/queue/store.js";
+import type { NewJobRow } from "../../src/queue/store/store.js";
 import { sqlite } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
 import { countsInTable, keptCounts } from "../support/sqlite-counts.js";

@@ -1,7 +1,7 @@
 import { sqliteSqlDb } from "../../src/db/sql-db.js";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SqliteQueueStore } from "../../src/queue/sqlite.js";
+import { SqliteQueueStore } from "../../src/queue/store/sqlite.js";
 import { migrateSqlite } from "../../src/store/migrate.js";
 import { sqliteMigrations } from "../../src/store/migrations/sqlite.js";
 import { betterSqliteExecutor } from "../../src/store/better-sqlite3.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import type { QueueStore } from "../../src/queue/store.js";
+import type { QueueStore } from "../../src/queue/store/store.js";
 import type { Store } from "../../src/store/store.js";
 import { sqlite } from "../../src/store/sqlite.js";
 import { postgres } from "../../src/store/postgres.js";

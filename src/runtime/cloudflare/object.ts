@@ -10,7 +10,7 @@ import type { RunOptions as IdempotencyRunOptions } from "../../idempotency/idem
 import type { EnqueuedJob } from "../../queue/job.js";
 import type { EnqueueOptions } from "../../queue/options.js";
 import type { RunRecord, RunResult, TaskStatus } from "../../schedule/task.js";
-import type { QueueCounts } from "../../queue/store.js";
+import type { QueueCounts } from "../../queue/store/store.js";
 import { nextAlarmAt } from "./alarm.js";
 import { IdempotencyCall, checkClaimLostListener, relayClaimLoss, type ClaimLostListener } from "./idempotent.js";
 import { kvCache } from "./kv-cache.js";

@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import { durationMs } from "../../core/options.js";
-import type { Limiter } from "../../queue/limiter.js";
+import type { Limiter } from "../../queue/flow-control/limiter.js";
 import { ApiError } from "../errors.js";
 import { instant, name, parseBody, parseParam, resolveInstant } from "../validation.js";
 import type { LimiterView } from "./types.js";

@@ -1,7 +1,7 @@
 import { inject } from "vitest";
 import { InvalidInputError, TickworkError } from "../../../src/core/errors.js";
 import { JobStateError } from "../../../src/queue/errors.js";
-import { SqliteQueueStore } from "../../../src/queue/sqlite.js";
+import { SqliteQueueStore } from "../../../src/queue/store/sqlite.js";
 import { DURABLE_OBJECT_MAX_PAYLOAD_BYTES } from "../../../src/runtime/cloudflare/store.js";
 import type { Store } from "../../../src/store/store.js";
 import type { StoreAnswer, StoreRequest } from "../fixtures/store-host.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { JobNotFoundError, JobStateError, SnoozeError } from "../../../src/queue/errors.js";
 import { RateLimitedError } from "../../../src/http/errors.js";
-import { LEASE_EXPIRED_ERROR } from "../../../src/queue/rows.js";
+import { LEASE_EXPIRED_ERROR } from "../../../src/queue/store/rows.js";
 import { allStoreCases } from "../../support/stores.js";
 import { MINUTE, SECOND, T0, engineFor } from "../../support/queue-fixtures.js";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { allStoreCases } from "../../support/stores.js";
 import { SECOND, T0, engineFor } from "../../support/queue-fixtures.js";
-import type { JobOutcome } from "../../../src/queue/store.js";
+import type { JobOutcome } from "../../../src/queue/store/store.js";
 
 /** Another process that claimed jobs and then died: it never heartbeats and never reports. */
 const DEAD_WORKER = "dead-host/work";
