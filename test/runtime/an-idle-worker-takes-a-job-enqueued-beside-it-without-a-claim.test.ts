@@ -128,4 +128,42 @@ describe.each(allStoreCases())("$name: a job enqueued next to its queue's idle w
     await eventually(async () => (await tw.jobs.get(next.id))?.status === "succeeded", "the handed-off job to succeed");
     expect((await tw.jobs.get(later.id))?.status).toBe("pending");
   });
+
+  it("handed over while the queue is paused here, after its slots were reserved: handed back at its insert's return, never started, run after the resume", async () => {
+    const insertReached = deferred();
+    const insertMay = deferred();
+    const gated = wrapQueueOperation(c.make(), "insertMany", (insert) => async (params) => {
+      if (params.claim) {
+        insertReached.resolve();
+        await insertMay.promise;
+      }
+      return insert(params);
+    });
+    const { store, idle } = countingClaims(gated);
+    const { tw } = await engine({ store, pollInterval: "1h" });
+    const ran: string[] = [];
+    const queue = tw.queue("mail", { concurrency: 2, handler: (job) => void ran.push(job.id) });
+    await tw.start();
+    await idle();
+    onTestFinished(() => insertMay.resolve());
+
+    // The worker is caught up: the enqueue reserves its slots, then its insert waits here.
+    const enqueued = queue.enqueue({ to: "a@example.com" });
+    await insertReached.promise;
+    expect(await tw.queues.pause("mail")).toBe(true);
+    insertMay.resolve();
+    const job = await enqueued;
+    expect(job).toMatchObject({ status: "running", attempts: 1 });
+    // The worker heard the pause before the jobs came: it gives the attempt back instead of starting it.
+    const back = await eventually(async () => {
+      const row = await tw.jobs.get(job.id);
+      return row?.status === "pending" && row;
+    }, "the handed job to go back to pending");
+    expect(back).toMatchObject({ attempts: 0 });
+    expect(ran).toEqual([]);
+
+    expect(await tw.queues.resume("mail")).toBe(true);
+    await eventually(async () => (await tw.jobs.get(job.id))?.status === "succeeded", "the job to run after the resume");
+    expect(ran).toEqual([job.id]);
+  });
 });

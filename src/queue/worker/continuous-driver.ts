@@ -4,15 +4,14 @@ import type { ClaimWindow } from "./claim-window.js";
 import type { Claimer, ClaimOptions } from "./claimer.js";
 import { JobAbortedError } from "../errors.js";
 import type { Holdings } from "./holdings.js";
-import type { Job } from "../job.js";
 import type { HeldJob, Leases } from "./leases.js";
-import type { SlotOffer } from "./offers.js";
+import type { Handoffs, HandoffState } from "./handoffs.js";
 import type { QueueConfig } from "../options.js";
 import type { OutcomeBatcher } from "./outcomes.js";
 import type { RateLimiter } from "../flow-control/rate-limit.js";
 import type { JobRunner } from "./runner.js";
 import type { Slots } from "./slots.js";
-import type { ClaimResult, HandedJobs, QueueStore } from "../store/store.js";
+import type { ClaimResult, QueueStore } from "../store/store.js";
 import { WorkerSleep } from "./worker-sleep.js";
 
 /**
@@ -27,18 +26,6 @@ export const HOLD_POLL_MS = 50;
  * one after another: a claim then walks a quarter of the groups for as many jobs.
  */
 export const SERIAL_DEPTH = 4;
-
-/**
- * Slots of a worker, reserved for jobs this process is enqueueing: the insert writes the jobs running
- * under `workerId`'s lease, then `take` starts those it wrote (and frees the slots of rows that were
- * duplicates), or `cancel` frees them all (the insert failed).
- */
-export interface Handoff {
-  workerId: string;
-  leaseUntil: number;
-  take(jobs: Job[]): void;
-  cancel(): void;
-}
 
 /** The worker's parts the continuous driver drives (see QueueWorker). */
 export interface DriverParts {
@@ -58,7 +45,8 @@ export interface DriverParts {
   limiter: RateLimiter;
   window: ClaimWindow;
   slots: Slots | null;
-  offer: SlotOffer | null;
+  /** Hand-offs bring jobs without a claim, while the driver is caught up (see Handoffs). */
+  handoffs: Handoffs;
   /**
    * Starts are paced by tokens taken at the claim (a shared rate limit): a claimed job must start at
    * once, so the worker claims only for its free slots.
@@ -176,52 +164,9 @@ export class ContinuousDriver {
     if (this.state === "claiming") this.state = idle ? "idle" : "busy";
   }
 
-  /**
-   * Reserves `count` slots of this worker for jobs enqueued in this process, when it has caught up:
-   * its last claim found nothing due and nothing woke it since (so the jobs overtake no backlog it
-   * knows of), it is not claiming, and it has free slots and rate-limit room for all of them. The
-   * enqueue then writes the jobs as claimed, and they start as soon as the insert returns: no claim's
-   * round trip (on PostgreSQL, half the enqueue-to-start latency of an idle worker), and under a
-   * stream of enqueues no claim at all, only the inserts and the settles.
-   */
-  handoff(count: number): Handoff | null {
-    // Shared limits and pauses are checked by the claim, which a hand-off skips.
-    if (this.state !== "idle" || this.p.config.limits || this.paused) return null;
-    if (count < 1 || count > this.p.holdings.free(this.p.config.concurrency) || this.p.limiter.allowance(count) < count) return null;
-    const close = this.p.holdings.promise(count);
-    const leaseUntil = this.p.clock.now() + this.p.config.leaseMs;
-    return {
-      workerId: this.p.workerId,
-      leaseUntil,
-      take: (jobs) => {
-        if (!close()) return;
-        this.p.limiter.started(jobs.length);
-        const entries = this.p.leases.hold(jobs, leaseUntil);
-        // Stopped meanwhile: the jobs go back to pending like any prefetched job.
-        if (!this.working) return entries.forEach((entry) => this.p.leases.release(entry));
-        this.p.holdings.prefetch(entries);
-        this.pump();
-      },
-      cancel: () => void close(),
-    };
-  }
-
-  /** Jobs enqueued by another process into this worker's offered slots (see SlotOffer); `*`: some may have gone unheard. */
-  handed(handoff: HandedJobs | "*"): void {
-    if (!this.p.offer) return;
-    if (handoff === "*") this.p.offer.lookAgain();
-    else this.p.offer.received(handoff);
-  }
-
-  /** Holds jobs handed to this worker by another process, and starts them as slots free. */
-  takeHanded(jobs: Job[]): void {
-    const entries = this.p.leases.hold(jobs, this.p.clock.now() + this.p.config.leaseMs);
-    // Stopped meanwhile: the jobs go back to pending like any prefetched job.
-    if (!this.working) return entries.forEach((entry) => this.p.leases.release(entry));
-    // Handed before a pause that this worker has heard of since: they start after the resume.
-    if (this.paused) return entries.forEach((entry) => this.p.leases.release(entry, "paused"));
-    this.p.holdings.prefetch(entries);
-    this.pump();
+  /** Where the driver stands, as a hand-off asks (see Handoffs). */
+  get handoffState(): HandoffState {
+    return { working: this.working, caughtUp: this.state === "idle", paused: this.paused };
   }
 
   /**
@@ -235,7 +180,7 @@ export class ContinuousDriver {
     await this.claimInFlight;
     await this.sleep.settled();
     // The offer is withdrawn first: jobs handed here that were not heard of go back with the rest.
-    if (this.p.offer) this.takeHanded(await this.p.offer.stop());
+    await this.p.handoffs.stop();
     for (const entry of this.p.holdings.takeBack()) this.p.leases.release(entry);
     // A batch still gathering runs now with what it has: no more jobs are coming.
     this.p.runner.flush();
@@ -260,7 +205,7 @@ export class ContinuousDriver {
   pausedHere(group: string | null = null): void {
     if (group === null) {
       this.paused = true;
-      this.p.offer?.busy();
+      this.p.handoffs.busy();
     }
     // A claim on its way read the queue before the pause: what it brings back is handed back too.
     if (this.state === "claiming") this.pausedDuringClaim.push(group);
@@ -288,11 +233,11 @@ export class ContinuousDriver {
     if (waiting && this.state !== "idle" && this.p.holdings.prefetchedCount === 0 && this.p.holdings.runningCount < capacity && this.p.window.fasterThanRoundTrip) this.p.window.grow();
     if (this.state === "claiming" || this.state === "idle") {
       // Idle: nothing due that this worker knows of. Other processes' enqueues may fill its free slots.
-      if (this.state === "idle" && !this.paused) this.p.offer?.idle();
-      else this.p.offer?.fit();
+      if (this.state === "idle" && !this.paused) this.p.handoffs.idle();
+      else this.p.handoffs.fit();
       return this.lingerSlots();
     }
-    this.p.offer?.fit();
+    this.p.handoffs.fit();
     this.p.slots?.keep();
     if (this.p.slots?.shouldAsk(this.p.config.concurrency, HOLD_POLL_MS)) {
       this.claimInFlight = this.askSlots();
@@ -377,7 +322,7 @@ export class ContinuousDriver {
       }
       // A full claim: a backlog is waiting, and jobs handed over now would overtake it. The offer
       // lapses until the worker has caught up. A claim for jobs announced to it leaves the offer be.
-      if (jobs.length >= limit) this.p.offer?.busy();
+      if (jobs.length >= limit) this.p.handoffs.busy();
       if (result.held && jobs.length < limit) {
         // Due jobs wait on a limit or a pause, not on time: look again when a token comes back, a
         // little later for a slot another process frees, and after a poll (or a resume's wake-up)

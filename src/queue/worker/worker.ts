@@ -4,7 +4,8 @@ import type { Logger } from "../../core/logger.js";
 import type { TracerLike } from "../../core/tracing.js";
 import { ClaimWindow } from "./claim-window.js";
 import { Claimer } from "./claimer.js";
-import { ContinuousDriver, HOLD_POLL_MS, type Handoff } from "./continuous-driver.js";
+import { ContinuousDriver, HOLD_POLL_MS } from "./continuous-driver.js";
+import { Handoffs, type Handoff } from "./handoffs.js";
 import type { JobAbortedError } from "../errors.js";
 import { JobExecutor } from "./executor.js";
 import { Holdings } from "./holdings.js";
@@ -20,7 +21,8 @@ import type { HandedJobs, QueueStore } from "../store/store.js";
 import { TickDriver, type TickResult } from "./tick-driver.js";
 import type { JobWaits } from "../waits.js";
 
-export { SERIAL_DEPTH, type Handoff } from "./continuous-driver.js";
+export { SERIAL_DEPTH } from "./continuous-driver.js";
+export type { Handoff } from "./handoffs.js";
 
 export interface WorkerDeps {
   store: QueueStore;
@@ -62,6 +64,8 @@ export class QueueWorker {
   private readonly window: ClaimWindow;
   private readonly tick: TickDriver;
   private readonly driver: ContinuousDriver;
+  /** Jobs that reach the worker without a claim: this process's enqueues, and other processes' through the store. */
+  private readonly handoffs: Handoffs;
   /** wake() was called since the last runDue ended (see hasNewWork). */
   private wokenSinceRun = false;
 
@@ -108,10 +112,15 @@ export class QueueWorker {
             // Jobs faster than a round trip are offered a second capacity, as a claim would prefetch one.
             free: () => this.holdings.free((this.window.fasterThanRoundTrip ? 2 : 1) * config.concurrency),
             holds: (id) => this.holdings.holds(id) || this.outcomes.holds(id),
-            take: (jobs) => this.driver.takeHanded(jobs),
+            take: (jobs) => this.handoffs.receive(jobs, clock.now() + config.leaseMs),
             storeError: (operation, error) => this.storeError(operation, error),
           })
         : null;
+    this.handoffs = new Handoffs({
+      clock, workerId: this.workerId, concurrency: config.concurrency, leaseMs: config.leaseMs, limited: config.limits !== undefined,
+      holdings: this.holdings, leases: this.leases, limiter: this.limiter, offer,
+      state: () => this.driver.handoffState, pump: () => this.driver.pump(),
+    });
     const { globalConcurrency, ...rest } = config.limits ?? { buckets: [], grouped: false };
     this.claimer = new Claimer({
       store, clock, logger, queue: config.name, workerId: this.workerId, leaseMs: config.leaseMs, maxAttempts: config.maxAttempts,
@@ -144,7 +153,7 @@ export class QueueWorker {
     this.driver = new ContinuousDriver({
       config, jobsAtOnce, clock, store, workerId: this.workerId, pollIntervalMs: deps.pollIntervalMs,
       holdings: this.holdings, leases: this.leases, outcomes: this.outcomes, runner: this.runner, claimer: this.claimer,
-      limiter: this.limiter, window: this.window, slots: this.slots, offer,
+      limiter: this.limiter, window: this.window, slots: this.slots, handoffs: this.handoffs,
       paced: rest.buckets.length > 0 || rest.groupRate !== undefined, grouped: rest.grouped,
       storeError: (operation, error) => this.storeError(operation, error),
     });
@@ -165,14 +174,14 @@ export class QueueWorker {
     this.driver.wake();
   }
 
-  /** Slots reserved for jobs this process is enqueueing, when the worker has caught up (see ContinuousDriver.handoff). */
+  /** Slots reserved for jobs this process is enqueueing, when the worker has caught up (see Handoffs.reserve). */
   handoff(count: number): Handoff | null {
-    return this.driver.handoff(count);
+    return this.handoffs.reserve(count);
   }
 
   /** Jobs enqueued by another process into this worker's offered slots (see SlotOffer); `*`: some may have gone unheard. */
   handed(handoff: HandedJobs | "*"): void {
-    this.driver.handed(handoff);
+    this.handoffs.heard(handoff);
   }
 
   /** Stops the continuous driver: prefetched jobs go back, running ones get `graceMs` (see ContinuousDriver.stop). */
