@@ -40,30 +40,32 @@ export interface InsertStatement {
 export async function insertRows(insert: InsertStatement): Promise<InsertResult[]> {
   const { run, queue, rows, now, claim, notify, passOver = "", tries = 1, announce } = insert;
   const payloads = packPayloads(rows);
-  const params: unknown[] = [
-    queue,
-    payloads.bytes,
-    now,
-    payloads.offsets,
-    payloads.lengths,
-    rows.map((r) => r.key),
-    rows.map((r) => r.priority),
-    rows.map((r) => r.runAt),
-    rows.map((r) => r.maxAttempts),
-    rows.map((r) => r.maxAttemptsFromQueue ?? false),
-    rows.some((r) => r.group) ? rows.map((r) => r.group ?? null) : [],
-    rows.some((r) => r.waited) ? rows.map((r) => r.waited ?? false) : [],
-  ];
   // Due rows of no group may go to other processes' idle workers (see insertOffered); a row of a
   // group stays pending, for the claims that know which groups are paused or full.
   const offered = !claim && notify === "after-commit" && rows.every((r) => r.runAt <= now && !r.group);
-  if (claim) params.push(claim.workerId, claim.leaseUntil);
-  else if (offered) params.push(rows.length, passOver);
   const traced = rows.some((r) => r.traceContext !== undefined);
-  if (traced) params.push(rows.map((r) => r.traceContext ?? null));
   const statements = traced ? INSERTS.traced : INSERTS.untraced;
   const statement = claim ? statements.claimed : offered ? statements.offered : notify === "inline" ? statements.notify : statements.quiet;
-  const answered = await run<Answered>(statement, params);
+  const params = statement.bind({
+    queue,
+    payloads: payloads.bytes,
+    now,
+    offsets: payloads.offsets,
+    lengths: payloads.lengths,
+    keys: rows.map((r) => r.key),
+    priorities: rows.map((r) => r.priority),
+    runAts: rows.map((r) => r.runAt),
+    maxAttempts: rows.map((r) => r.maxAttempts),
+    fromQueue: rows.map((r) => r.maxAttemptsFromQueue ?? false),
+    groups: rows.some((r) => r.group) ? rows.map((r) => r.group ?? null) : [],
+    waited: rows.some((r) => r.waited) ? rows.map((r) => r.waited ?? false) : [],
+    workerId: claim?.workerId,
+    leaseUntil: claim?.leaseUntil,
+    rows: rows.length,
+    passOver,
+    traces: traced ? rows.map((r) => r.traceContext ?? null) : undefined,
+  });
+  const answered = await run<Answered>(statement.sql, params);
   const inserted = offered ? answered.filter((r): r is Answered & { id: string } => r.id !== null) : (answered as (Answered & { id: string })[]);
   const handed: Handed[] = [];
   // RETURNING yields inserted rows in insertion order (the ORDER BY ord above). A keyed row that

@@ -1,6 +1,7 @@
 import { HISTORY_KEPT, LEASE_EXPIRED_ERROR, claimedColumns } from "../rows.js";
 import type { RetryStatement } from "../flow-retry.js";
 import { JOBS_CHANNEL, SCOPED } from "./notify.js";
+import { named } from "../../../db/named.js";
 
 /*
  * The queue's statements on PostgreSQL, as SQL text: inserts, the plain claim, settles, leases and
@@ -12,34 +13,48 @@ export const LIVE = "status IN ('pending', 'running')";
 export const KEY_FREE = `(j.key IS NULL OR NOT EXISTS (SELECT 1 FROM tickwork_jobs live
   WHERE live.queue = j.queue AND live.key = j.key AND live.${LIVE}))`;
 
+/** The parameters of the insert statements (see insertRows and insertOffered). */
+export type InsertParam =
+  | "queue" | "payloads" | "now" | "offsets" | "lengths" | "keys" | "priorities" | "runAts" | "maxAttempts" | "fromQueue" | "groups" | "waited"
+  | "workerId" | "leaseUntil" | "rows" | "passOver" | "traces";
+
+type P = (name: InsertParam) => string;
+
+/** The rows of a batch, cut back out of its parameters, in order (`ord`). */
+const batchRows = (p: P, traced: boolean) => `
+    unnest(${p("offsets")}::int[], ${p("lengths")}::int[], ${p("keys")}::text[], ${p("priorities")}::int[], ${p("runAts")}::bigint[], ${p("maxAttempts")}::int[],
+           ${p("fromQueue")}::boolean[], ${p("groups")}::text[], ${p("waited")}::boolean[]${traced ? `, ${p("traces")}::text[]` : ""})
+      WITH ORDINALITY AS t(at, len, key, priority, run_at, max_attempts, from_queue, group_key, waited, ${traced ? "trace_context, " : ""}ord)`;
+
 // One statement per batch. The payloads travel as one binary parameter, cut back into rows by byte
 // offset and length (see packPayloads in queue/store/postgres/params.ts); the other columns as arrays of numbers and short strings.
 // As an array of texts (`json[]`), every quote of every payload was escaped into the array literal
 // by the driver, and parsed back by the server: for payloads of a few KB that cost more than the rest
-// of the enqueue. Groups ($11) travel as an empty array when no row has one: unnest pads a shorter
-// array with NULLs; so do the waited flags ($12). Claimed rows (a hand-off to this process's idle
-// worker) are written running under $13's lease until $14. Traced rows (an engine with a tracer) add
-// their trace contexts as one more array, the last parameter; untraced ones keep the statement as it was.
-const insertRows = (claimed: boolean, traced: boolean) => `
+// of the enqueue. Groups travel as an empty array when no row has one: unnest pads a shorter array
+// with NULLs; so do the waited flags. Claimed rows (a hand-off to this process's idle worker) are
+// written running under workerId's lease until leaseUntil. Traced rows (an engine with a tracer) add
+// their trace contexts as one more array; untraced ones keep the statement as it was.
+const insertRows = (p: P, claimed: boolean, traced: boolean) => `
     INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, waited, created_at${claimed ? ", attempts, worker_id, lease_until, started_at" : ""}${traced ? ", trace_context" : ""})
-    SELECT $1, convert_from(substring($2::bytea FROM t.at FOR t.len), 'UTF8')::json, t.key, ${claimed ? "'running'" : "'pending'"},
-           t.priority, t.run_at, t.max_attempts, t.from_queue, t.group_key, coalesce(t.waited, false), $3::bigint${claimed ? ", 1, $13, $14::bigint, $3::bigint" : ""}${traced ? ", t.trace_context" : ""}
-    FROM unnest($4::int[], $5::int[], $6::text[], $7::int[], $8::bigint[], $9::int[], $10::boolean[], $11::text[], $12::boolean[]${traced ? `, $${claimed ? 15 : 13}::text[]` : ""})
-         WITH ORDINALITY AS t(at, len, key, priority, run_at, max_attempts, from_queue, group_key, waited, ${traced ? "trace_context, " : ""}ord)
+    SELECT ${p("queue")}, convert_from(substring(${p("payloads")}::bytea FROM t.at FOR t.len), 'UTF8')::json, t.key, ${claimed ? "'running'" : "'pending'"},
+           t.priority, t.run_at, t.max_attempts, t.from_queue, t.group_key, coalesce(t.waited, false), ${p("now")}::bigint${claimed ? `, 1, ${p("workerId")}, ${p("leaseUntil")}::bigint, ${p("now")}::bigint` : ""}${traced ? ", t.trace_context" : ""}
+    FROM ${batchRows(p, traced)}
     ORDER BY t.ord
     ON CONFLICT DO NOTHING
     RETURNING id, key`;
 
 /** The insert statement for a batch: notifying in it, quiet, or claimed (see insertRows); each with and without trace contexts. */
-function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean): string {
-  const rows = insertRows(kind === "claimed", traced);
-  // With the notify riding in the same statement, it fires exactly when (and if) the insert commits.
-  // Nobody else is to run a claimed job, so nobody is notified.
-  return kind === "notify"
-    ? `
+function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean) {
+  return named<InsertParam>((p) => {
+    const rows = insertRows(p, kind === "claimed", traced);
+    // With the notify riding in the same statement, it fires exactly when (and if) the insert commits.
+    // Nobody else is to run a claimed job, so nobody is notified.
+    return kind === "notify"
+      ? `
   WITH ins AS (${rows})
-  SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', ${SCOPED("$1")})) AS notify`
-    : `WITH ins AS (${rows}) SELECT ins.id::text AS id, ins.key FROM ins`;
+  SELECT ins.id::text AS id, ins.key FROM ins, (SELECT pg_notify('${JOBS_CHANNEL}', ${SCOPED(p("queue"))})) AS notify`
+      : `WITH ins AS (${rows}) SELECT ins.id::text AS id, ins.key FROM ins`;
+  });
 }
 
 /**
@@ -55,28 +70,28 @@ function insertStatement(kind: "notify" | "quiet" | "claimed", traced: boolean):
  * behind would otherwise write leases that lapse at once, and the rescuer would run the jobs twice.
  * A handed row is written not started (started_at null): its worker records the start when its handler
  * starts, so a job handed to a worker that died before hearing of it gets its attempt back.
- * $13 is the number of rows, $14 a worker passed over ('' for none); traced rows add their contexts
- * as $15.
+ * `rows` is the number of rows, `passOver` a worker whose offers are passed over ('' for none).
  */
-const insertOffered = (traced: boolean) => `
+const insertOffered = (traced: boolean) =>
+  named<InsertParam>(
+    (p) => `
   WITH picked AS (
     SELECT s.worker_id, s.slot, s.until, row_number() OVER () AS n FROM (
       SELECT worker_id, slot, until FROM tickwork_offers
-      WHERE queue = $1 AND until >= $3 AND worker_id <> $14 AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = $1 AND group_key = '')
-      LIMIT $13
+      WHERE queue = ${p("queue")} AND until >= ${p("now")} AND worker_id <> ${p("passOver")} AND NOT EXISTS (SELECT 1 FROM tickwork_queue_pauses WHERE queue = ${p("queue")} AND group_key = '')
+      LIMIT ${p("rows")}
       FOR UPDATE SKIP LOCKED
     ) s
   ), taken AS (
-    UPDATE tickwork_offers o SET until = 0 FROM picked p WHERE o.queue = $1 AND o.worker_id = p.worker_id AND o.slot = p.slot
+    UPDATE tickwork_offers o SET until = 0 FROM picked p WHERE o.queue = ${p("queue")} AND o.worker_id = p.worker_id AND o.slot = p.slot
     RETURNING o.worker_id, o.slot, o.lease_ms, o.max_attempts, p.until AS offered_until, p.n
   ), ins AS (
     INSERT INTO tickwork_jobs (queue, payload, key, status, priority, run_at, max_attempts, max_attempts_from_queue, group_key, waited, created_at, attempts, worker_id, lease_until${traced ? ", trace_context" : ""})
-    SELECT $1, convert_from(substring($2::bytea FROM t.at FOR t.len), 'UTF8')::json, t.key, CASE WHEN o.worker_id IS NULL THEN 'pending' ELSE 'running' END,
+    SELECT ${p("queue")}, convert_from(substring(${p("payloads")}::bytea FROM t.at FOR t.len), 'UTF8')::json, t.key, CASE WHEN o.worker_id IS NULL THEN 'pending' ELSE 'running' END,
            t.priority, t.run_at, CASE WHEN o.worker_id IS NOT NULL AND t.from_queue THEN COALESCE(o.max_attempts, t.max_attempts) ELSE t.max_attempts END,
-           t.from_queue, t.group_key, coalesce(t.waited, false), $3::bigint,
+           t.from_queue, t.group_key, coalesce(t.waited, false), ${p("now")}::bigint,
            CASE WHEN o.worker_id IS NULL THEN 0 ELSE 1 END, o.worker_id, o.offered_until + o.lease_ms${traced ? ", t.trace_context" : ""}
-    FROM unnest($4::int[], $5::int[], $6::text[], $7::int[], $8::bigint[], $9::int[], $10::boolean[], $11::text[], $12::boolean[]${traced ? ", $15::text[]" : ""})
-         WITH ORDINALITY AS t(at, len, key, priority, run_at, max_attempts, from_queue, group_key, waited, ${traced ? "trace_context, " : ""}ord)
+    FROM ${batchRows(p, traced)}
          LEFT JOIN taken o ON o.n = t.ord
     ORDER BY t.ord
     ON CONFLICT DO NOTHING
@@ -84,7 +99,8 @@ const insertOffered = (traced: boolean) => `
   )
   SELECT ins.id::text AS id, ins.key, ins.worker_id AS "handedTo", ins.lease_until::text AS "leaseUntil", ins.max_attempts AS "maxAttempts", NULL::text AS slot FROM ins
   UNION ALL
-  SELECT NULL, NULL, t.worker_id, NULL, NULL, t.slot::text FROM taken t`;
+  SELECT NULL, NULL, t.worker_id, NULL, NULL, t.slot::text FROM taken t`,
+  );
 
 export const INSERTS = {
   untraced: { notify: insertStatement("notify", false), quiet: insertStatement("quiet", false), claimed: insertStatement("claimed", false), offered: insertOffered(false) },
