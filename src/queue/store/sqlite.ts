@@ -209,17 +209,19 @@ export class SqliteQueueStore extends SharedQueueStore implements QueueStore {
   /**
    * Successes, the bulk of any batch, in one statement: a statement per row costs about twice as
    * much per job in the drivers' per-call overhead as the row's own update. The outcomes travel as
-   * one JSON array of [id, attempt, result?, startedAt?] (one binding however many: a Durable Object allows 100)
-   * and the ids the fence let through come back.
+   * one JSON array of [id, attempt, startedAt, result] (one binding however many: a Durable Object
+   * allows 100) and the ids the fence let through come back. Each field is read from its row's JSON
+   * text once per row, so the statement reads the start or the result only when some outcome of the
+   * batch carries one.
    */
   private settleSuccesses(workerId: string, successes: Extract<JobOutcome, { kind: "succeeded" }>[], now: number): Set<number> {
-    const rows = successes.map((o) =>
-      o.startedAt !== undefined ? [Number(o.id), o.attempt, o.result ?? null, o.startedAt] : o.result === undefined ? [Number(o.id), o.attempt] : [Number(o.id), o.attempt, o.result],
-    );
+    const starts = successes.some((o) => o.startedAt !== undefined);
+    const results = successes.some((o) => o.result !== undefined);
+    const rows = successes.map((o) => (results ? [Number(o.id), o.attempt, o.startedAt ?? null, o.result ?? null] : starts ? [Number(o.id), o.attempt, o.startedAt ?? null] : [Number(o.id), o.attempt]));
     // `+status` keeps the running-jobs indexes out of reach, so each row is found by its rowid.
     const settled = this.db.all<{ id: number }>(
-      `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, result = coalesce(json_extract(o.value, '$[2]'), result), worker_id = NULL, lease_until = NULL,
-         started_at = coalesce(started_at, json_extract(o.value, '$[3]'))
+      `UPDATE tickwork_jobs SET status = 'succeeded', finished_at = ?, worker_id = NULL, lease_until = NULL
+         ${starts ? ", started_at = coalesce(started_at, json_extract(o.value, '$[2]'))" : ""}${results ? ", result = coalesce(json_extract(o.value, '$[3]'), result)" : ""}
        FROM json_each(?) AS o
        WHERE tickwork_jobs.id = json_extract(o.value, '$[0]') AND +status = 'running' AND attempts = json_extract(o.value, '$[1]') AND worker_id = ?
        RETURNING tickwork_jobs.id`,

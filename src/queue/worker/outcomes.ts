@@ -1,3 +1,4 @@
+import type { Job } from "../job.js";
 import type { JobOutcome, QueueStore } from "../store/store.js";
 
 type Waiter = {
@@ -47,8 +48,13 @@ export class OutcomeBatcher {
   private retryMs = RETRY_MS;
   /** Ids of the outcomes waiting or being written. */
   private readonly held = new Set<string>();
-  /** Jobs held unstarted that started here, until their outcome comes: when, and whether the start is written or on its way. */
-  private readonly starts = new Map<string, { attempt: number; at: number; sent: boolean }>();
+  /**
+   * Jobs held unstarted that started here, by id, until their outcome comes: `unsent` until a write
+   * takes their start, `sent` from then on. The job itself says when (startedAt) and which attempt, so
+   * a start costs the batcher no object of its own (it runs once per job at full speed).
+   */
+  private readonly unsent = new Map<string, Job>();
+  private readonly sent = new Map<string, Job>();
 
   constructor(
     private readonly store: QueueStore,
@@ -78,10 +84,12 @@ export class OutcomeBatcher {
    * when the store still fails at `until`, the job's lease end on the engine's clock (none: no retry).
    */
   add(outcome: JobOutcome, until = -Infinity): Promise<boolean> {
-    const start = this.starts.get(outcome.id);
-    if (start && start.attempt === outcome.attempt) {
-      this.starts.delete(outcome.id);
-      if (outcome.kind !== "released") outcome = { ...outcome, startedAt: start.at };
+    const started = this.unsent.get(outcome.id) ?? this.sent.get(outcome.id);
+    if (started && started.attempts === outcome.attempt) {
+      this.unsent.delete(outcome.id);
+      this.sent.delete(outcome.id);
+      // The outcome is this job's own, made for this call: it carries the start rather than a copy.
+      if (outcome.kind !== "released" && started.startedAt !== null) outcome.startedAt = started.startedAt;
     }
     return new Promise((resolve, reject) => {
       const left = until - this.now();
@@ -91,16 +99,15 @@ export class OutcomeBatcher {
     });
   }
 
-  /** A job held unstarted started at `at`: its start is written with the next write, or with its outcome. */
-  started(id: string, attempt: number, at: number): void {
-    this.starts.set(id, { attempt, at, sent: false });
+  /** A job held unstarted started (its `startedAt` set): its start is written with the next write, or with its outcome. */
+  started(job: Job): void {
+    this.sent.delete(job.id);
+    this.unsent.set(job.id, job);
     this.schedule();
   }
 
   private get unsentStarts(): number {
-    let n = 0;
-    for (const start of this.starts.values()) if (!start.sent) n++;
-    return n;
+    return this.unsent.size;
   }
 
   /** Writes everything waiting, retries included; rejects with the store's error if one was given up. */
@@ -156,8 +163,11 @@ export class OutcomeBatcher {
       } catch (error) {
         // Starts not written are written with the next write (or with their outcomes).
         for (const mark of marks) {
-          const start = this.starts.get(mark.id);
-          if (start && start.attempt === mark.attempt) start.sent = false;
+          const job = this.sent.get(mark.id);
+          if (job && job.attempts === mark.attempt) {
+            this.sent.delete(mark.id);
+            this.unsent.set(mark.id, job);
+          }
         }
         const now = this.now();
         const again = batch.filter((w) => now < w.until && Date.now() < w.giveUpAt);
@@ -185,11 +195,11 @@ export class OutcomeBatcher {
 
   private takeStarts(): { id: string; attempt: number; at: number }[] {
     const marks: { id: string; attempt: number; at: number }[] = [];
-    for (const [id, start] of this.starts) {
-      if (start.sent) continue;
-      start.sent = true;
-      marks.push({ id, attempt: start.attempt, at: start.at });
+    for (const [id, job] of this.unsent) {
+      this.sent.set(id, job);
+      marks.push({ id, attempt: job.attempts, at: job.startedAt! });
     }
+    this.unsent.clear();
     return marks;
   }
 

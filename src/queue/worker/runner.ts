@@ -53,7 +53,7 @@ export class JobRunner {
     if (entry.job.startedAt === null) {
       const now = clock.now();
       setStarted(entry.job, now);
-      outcomes.started(entry.job.id, entry.job.attempts, now);
+      outcomes.started(entry.job);
     }
     if (this.deps.batch) return this.gather(entry);
     // One job: one promise of its own, not a batch's arrays (this runs once per job at full speed).
