@@ -218,7 +218,7 @@ export class Queue<P = unknown> {
   /**
    * One insert of rows outside a transaction. Jobs due now, enqueued next to this queue's worker when
    * it has caught up and has a free slot for each, are written already claimed by it and handed to it
-   * (a hand-off: see QueueWorker.handoff).
+   * (a hand-off: see Handoffs).
    */
   private async write(rows: NewJobRow[]): Promise<Written> {
     const now = this.deps.now();

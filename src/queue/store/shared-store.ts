@@ -5,10 +5,8 @@ import type { RetryStatement } from "./flow-retry.js";
 import { JobAdmin, type AdminNotices } from "./job-admin.js";
 import { KeyedSql } from "./keyed-sql.js";
 import type { Job } from "../job.js";
-import type { ClaimParams, ClaimResult, QueueStore } from "./store.js";
+import type { ClaimParams, ClaimResult, QueueAdmin, QueueFlowControl, QueueStore } from "./store.js";
 
-type FlowOperations = "claim" | "takeTokens" | "pauseBucket" | "resumeBucket" | "pruneBuckets" | "bucketStates" | "setPaused" | "pauses" | "groupCounts" | "holdSlots";
-type AdminOperations = "get" | "watch" | "promote" | "deleteFinished" | "list" | "setProgress" | "childResults" | "retry" | "cancel";
 
 /**
  * What both dialects' queue stores do with one SQL text (see QueueDialect): flow control, keyed
@@ -16,7 +14,7 @@ type AdminOperations = "get" | "watch" | "promote" | "deleteFinished" | "list" |
  * hot path (insert, its plain claim `claimDue`, settle, heartbeat, rescue), which a queue without
  * shared limits keeps using unchanged.
  */
-export abstract class SharedQueueStore implements Pick<QueueStore, FlowOperations | AdminOperations | "insertKeyed" | "pruneKeys"> {
+export abstract class SharedQueueStore implements QueueFlowControl, QueueAdmin {
   protected readonly flow: FlowSql;
   private readonly keyed: KeyedSql;
   private readonly admin: JobAdmin;

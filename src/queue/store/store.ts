@@ -2,28 +2,27 @@ import type { BucketSpec, BucketState } from "../flow-control/bucket.js";
 import type { ChildResult, Job, JobStatus } from "../job.js";
 
 /**
- * The queue's storage seam: verb-named operations, one params object each. Each dialect implements
- * it with its own SQL (`queue/store/sqlite.ts`, `queue/store/postgres/store.ts`); `test/contract/queue` holds the
- * suite every implementation passes. All times are epoch milliseconds from the engine's clock.
+ * The queue's storage seam: verb-named operations, one params object each, in three parts. Each
+ * dialect writes its hot path with its own SQL (`queue/store/sqlite.ts`, `queue/store/postgres/store.ts`);
+ * flow control and the admin operations are written once for both (`queue/store/shared-store.ts`).
+ * `test/contract/queue` holds the suite every implementation passes. All times are epoch milliseconds
+ * from the engine's clock.
  */
-export interface QueueStore {
+export interface QueueStore extends QueueHotPath, QueueFlowControl, QueueAdmin {}
+
+/** Each dialect's own: inserts, the plain claim, starts, settles, leases, rescues, wake-ups, counts and retention. */
+export interface QueueHotPath {
   /** The largest payload (UTF-8 JSON bytes) a queue on this store may be set to take; undefined: MAX_PAYLOAD_BYTES. */
   readonly maxPayloadBytes?: number;
+
   /**
    * Inserts jobs in one round trip. A row whose key is held by a pending or running job of the same
    * queue is not inserted; its result carries the holder instead. With `claim`, the rows are written
-   * already running their first attempt under that worker's lease (a hand-off: see QueueWorker.handoff).
+   * already running their first attempt under that worker's lease (a hand-off: see Handoffs).
    * Without it, rows may go to idle workers of other processes (see `offers`), but never to
    * `passOver`: this process's worker of the queue, which has just declined them.
    */
   insertMany(params: { queue: string; rows: NewJobRow[]; now: number; tx?: SqlClient; claim?: InsertClaim; passOver?: string }): Promise<InsertResult[]>;
-
-  /**
-   * Inserts one keyed job with a mode (see KeyMode) in one transaction of conditional writes: the
-   * pending holder updated (replace, debounce), or the key's period taken (window); its result is the
-   * new job, or the job the key gave back (`duplicate`).
-   */
-  insertKeyed(params: { queue: string; row: NewJobRow & { key: string }; mode: KeyMode; now: number }): Promise<InsertResult>;
 
   /**
    * insertMany for a large batch, in one transaction (all rows or none), asking `rows` for one slice
@@ -37,7 +36,7 @@ export interface QueueStore {
   /**
    * Offers of idle workers' free slots to the enqueues of other processes, which write jobs already
    * claimed for them (a hand-off across processes). Optional: a store whose workers all live in one
-   * process (SQLite) hands off in that process only (see QueueWorker.handoff).
+   * process (SQLite) hands off in that process only (see Handoffs).
    */
   readonly offers?: SlotOffers;
 
@@ -57,6 +56,86 @@ export interface QueueStore {
    * rescueExpired).
    */
   markStarted(params: { workerId: string; jobs: readonly { id: string; attempt: number; at: number }[] }): Promise<string[]>;
+
+  /**
+   * Records the outcomes of `workerId`'s jobs. Each is applied only while the job is still running the
+   * same attempt under `workerId`'s lease (fencing): an attempt given back (see markStarted) is claimed
+   * again under the same number, so the attempt alone cannot tell a late outcome from the new holder's.
+   */
+  settleMany(params: { workerId: string; outcomes: JobOutcome[]; now: number }): Promise<SettleResult>;
+
+  /**
+   * Extends the lease of those of `ids` that `workerId` still holds; returns them. The worker names
+   * its jobs, so the store finds them by primary key (no index on the worker to keep up per claim).
+   */
+  heartbeat(params: { workerId: string; ids: readonly string[]; leaseUntil: number }): Promise<string[]>;
+
+  /**
+   * Jobs of `queues` whose lease lapsed go back to pending (or to failed when no attempt is left),
+   * their attempt counted when it started; one claimed but never started (its worker died holding
+   * it) goes back pending with the attempt given back, whatever its count: a job no handler started
+   * never fails for lack of attempts. Returns what was rescued. A rescued job keeps its priority and its runAt
+   * (only a runAt still ahead of `now`, a job claimed by a process whose clock runs ahead, becomes
+   * `now`): it was due before the backlog that arrived while its worker held it, so it runs before
+   * that backlog instead of behind it.
+   */
+  rescueExpired(params: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]>;
+
+  /**
+   * Earliest time any pending job of `queues` is due, or any running job's lease has lapsed (the
+   * first millisecond after `lease_until`, when `rescueExpired` takes it); null if none.
+   * `leases: false` leaves leases out (for a worker, which does not rescue: the engine does).
+   */
+  nextWakeAt(params: { queues: string[]; leases?: boolean }): Promise<number | null>;
+
+  /**
+   * Writes a flow in one transaction (all of it, or nothing): `nodes` parents first, each child
+   * naming its parent's index. A node with children waits (pending, due at the end of time) until
+   * every child ended; returns the ids in the order of `nodes`.
+   */
+  insertFlow(params: { nodes: FlowNodeRow[]; now: number }): Promise<string[]>;
+
+  /**
+   * Job counts by queue and status, from counters the writes keep (a few rows, whatever the table
+   * holds).
+   */
+  countByStatus(params: { queues?: string[] }): Promise<QueueCounts[]>;
+
+  /** Every failed job of `queue` -> pending. Returns how many. */
+  retryFailed(params: { queue: string; now: number }): Promise<number>;
+
+  /**
+   * Every pending job of `queue` (due or scheduled for later) -> cancelled, in one transaction; a
+   * flow parent counts a cancelled child as failed. Running jobs go on. Returns how many were
+   * cancelled, and the awaited jobs this ended (the cancelled ones and parents failed by them).
+   */
+  cancelPending(params: { queue: string; now: number }): Promise<{ cancelled: number; waited: string[] }>;
+
+  /**
+   * Pending jobs whose run time is after `now` (delays, retries' backoffs, flow parents waiting), by
+   * queue: a range of the due-time index, read without the jobs' rows, its cost the scheduled jobs'
+   * number, never the backlog's. The due ones are the queue's pending count less these.
+   */
+  countScheduled(params: { queues: string[]; now: number }): Promise<Record<string, number>>;
+
+  /**
+   * Tidies the job counts the writes keep: drops counters of queues with no job left, and on a store
+   * that keeps a counter per connection, folds those of connections that are gone. Returns rows removed.
+   */
+  compactCounts(): Promise<number>;
+
+  /** Deletes up to `limit` jobs that finished with `status` before `before`. Returns how many. */
+  pruneFinished(params: { status: Extract<JobStatus, "succeeded" | "failed" | "cancelled">; before: number; limit: number }): Promise<number>;
+}
+
+/** Claims under shared limits, shared budgets, pauses and keyed enqueues with a mode: one SQL text for both dialects. */
+export interface QueueFlowControl {
+  /**
+   * Inserts one keyed job with a mode (see KeyMode) in one transaction of conditional writes: the
+   * pending holder updated (replace, debounce), or the key's period taken (window); its result is the
+   * new job, or the job the key gave back (`duplicate`).
+   */
+  insertKeyed(params: { queue: string; row: NewJobRow & { key: string }; mode: KeyMode; now: number }): Promise<InsertResult>;
 
   /**
    * The worker's claim: `claimDue` for a queue without shared limits (after checking the queue is not
@@ -104,38 +183,10 @@ export interface QueueStore {
 
   /** Pending and running jobs per group of `queue`, the busiest first, at most `limit` groups. */
   groupCounts(params: { queue: string; now: number; limit: number }): Promise<GroupCounts[]>;
+}
 
-  /**
-   * Records the outcomes of `workerId`'s jobs. Each is applied only while the job is still running the
-   * same attempt under `workerId`'s lease (fencing): an attempt given back (see markStarted) is claimed
-   * again under the same number, so the attempt alone cannot tell a late outcome from the new holder's.
-   */
-  settleMany(params: { workerId: string; outcomes: JobOutcome[]; now: number }): Promise<SettleResult>;
-
-  /**
-   * Extends the lease of those of `ids` that `workerId` still holds; returns them. The worker names
-   * its jobs, so the store finds them by primary key (no index on the worker to keep up per claim).
-   */
-  heartbeat(params: { workerId: string; ids: readonly string[]; leaseUntil: number }): Promise<string[]>;
-
-  /**
-   * Jobs of `queues` whose lease lapsed go back to pending (or to failed when no attempt is left),
-   * their attempt counted when it started; one claimed but never started (its worker died holding
-   * it) goes back pending with the attempt given back, whatever its count: a job no handler started
-   * never fails for lack of attempts. Returns what was rescued. A rescued job keeps its priority and its runAt
-   * (only a runAt still ahead of `now`, a job claimed by a process whose clock runs ahead, becomes
-   * `now`): it was due before the backlog that arrived while its worker held it, so it runs before
-   * that backlog instead of behind it.
-   */
-  rescueExpired(params: { queues: string[]; now: number; limit: number }): Promise<RescuedJob[]>;
-
-  /**
-   * Earliest time any pending job of `queues` is due, or any running job's lease has lapsed (the
-   * first millisecond after `lease_until`, when `rescueExpired` takes it); null if none.
-   * `leases: false` leaves leases out (for a worker, which does not rescue: the engine does).
-   */
-  nextWakeAt(params: { queues: string[]; leases?: boolean }): Promise<number | null>;
-
+/** One job's reads and an operator's actions on it: one SQL text for both dialects. */
+export interface QueueAdmin {
   /**
    * Records a running attempt's progress (JSON text), if `attempt` is still the one running. Returns
    * whether it applied. A store with notifications signals the job's waiters in other processes.
@@ -148,13 +199,6 @@ export interface QueueStore {
    */
   watch(params: { id: string }): Promise<Job | null>;
 
-  /**
-   * Writes a flow in one transaction (all of it, or nothing): `nodes` parents first, each child
-   * naming its parent's index. A node with children waits (pending, due at the end of time) until
-   * every child ended; returns the ids in the order of `nodes`.
-   */
-  insertFlow(params: { nodes: FlowNodeRow[]; now: number }): Promise<string[]>;
-
   /** A parent's children, in the order they were written, with their results. */
   childResults(params: { id: string }): Promise<ChildResult[]>;
 
@@ -162,42 +206,17 @@ export interface QueueStore {
   promote(params: { id: string; now: number }): Promise<Job | null>;
 
   get(params: { id: string }): Promise<Job | null>;
+
   list(params: ListParams): Promise<Job[]>;
-  /**
-   * Job counts by queue and status, from counters the writes keep (a few rows, whatever the table
-   * holds).
-   */
-  countByStatus(params: { queues?: string[] }): Promise<QueueCounts[]>;
 
   /** Deletes a finished job (succeeded, failed or cancelled). Returns it, or null if it is not finished. */
   deleteFinished(params: { id: string }): Promise<Job | null>;
 
   /** failed or cancelled -> pending, attempts reset. Returns the job, or null if its state forbids it. */
   retry(params: { id: string; now: number }): Promise<Job | null>;
-  /** Every failed job of `queue` -> pending. Returns how many. */
-  retryFailed(params: { queue: string; now: number }): Promise<number>;
+
   /** pending or running -> cancelled. Returns the job, or null if its state forbids it. */
   cancel(params: { id: string; now: number }): Promise<Job | null>;
-  /**
-   * Every pending job of `queue` (due or scheduled for later) -> cancelled, in one transaction; a
-   * flow parent counts a cancelled child as failed. Running jobs go on. Returns how many were
-   * cancelled, and the awaited jobs this ended (the cancelled ones and parents failed by them).
-   */
-  cancelPending(params: { queue: string; now: number }): Promise<{ cancelled: number; waited: string[] }>;
-
-  /**
-   * Pending jobs whose run time is after `now` (delays, retries' backoffs, flow parents waiting), by
-   * queue: a range of the due-time index, read without the jobs' rows, its cost the scheduled jobs'
-   * number, never the backlog's. The due ones are the queue's pending count less these.
-   */
-  countScheduled(params: { queues: string[]; now: number }): Promise<Record<string, number>>;
-  /**
-   * Tidies the job counts the writes keep: drops counters of queues with no job left, and on a store
-   * that keeps a counter per connection, folds those of connections that are gone. Returns rows removed.
-   */
-  compactCounts(): Promise<number>;
-  /** Deletes up to `limit` jobs that finished with `status` before `before`. Returns how many. */
-  pruneFinished(params: { status: Extract<JobStatus, "succeeded" | "failed" | "cancelled">; before: number; limit: number }): Promise<number>;
 }
 
 /**
