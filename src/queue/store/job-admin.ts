@@ -2,9 +2,9 @@ import type { SqlDb } from "../../db/sql-db.js";
 import type { QueueDialect } from "./dialect.js";
 import { propagate, type FlowEffects } from "./flow-tree.js";
 import { retryInFlow, type RetryStatement } from "./flow-retry.js";
-import type { Job } from "../job.js";
+import type { ChildResult, Job } from "../job.js";
 import { toChildResult, toJob, type ChildRow, type JobRow } from "./rows.js";
-import type { ListParams, QueueStore } from "./store.js";
+import type { ListParams, QueueAdmin, QueueStore } from "./store.js";
 
 /** What the admin operations tell other processes after a change (nothing on a store no other process listens to). */
 export interface AdminNotices {
@@ -24,7 +24,7 @@ export const NO_NOTICES: AdminNotices = { queues: async () => {}, jobs: async ()
 const LITERAL_STATUSES = new Set(["failed", "cancelled"]);
 
 /** One job's reads and the operator's actions on it (get, list, retry, cancel, promote...), one SQL text for both dialects. */
-export class JobAdmin {
+export class JobAdmin implements QueueAdmin {
   constructor(
     private readonly db: SqlDb,
     private readonly d: QueueDialect,
@@ -97,7 +97,7 @@ export class JobAdmin {
     return row !== undefined;
   }
 
-  async childResults({ id }: { id: string }): Promise<ReturnType<typeof toChildResult>[]> {
+  async childResults({ id }: { id: string }): Promise<ChildResult[]> {
     const rows = await this.db.query<ChildRow>(`SELECT id, queue, status, result, last_error FROM tickwork_jobs WHERE parent_id = $1 ORDER BY id`, [this.d.id(id)]);
     return rows.map((row) => toChildResult(row, this.d.payloadIsText));
   }

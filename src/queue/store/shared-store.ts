@@ -7,7 +7,6 @@ import { KeyedSql } from "./keyed-sql.js";
 import type { Job } from "../job.js";
 import type { ClaimParams, ClaimResult, QueueAdmin, QueueFlowControl, QueueStore } from "./store.js";
 
-
 /**
  * What both dialects' queue stores do with one SQL text (see QueueDialect): flow control, keyed
  * enqueues with a mode, and the admin operations on one job. Each dialect's store extends it with its
