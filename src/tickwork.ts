@@ -212,11 +212,12 @@ export class Tickwork {
   /**
    * Declares a queue. With a `handler`, this process runs its jobs (after `start()`, or in `tick()`);
    * without one, it only enqueues. With `batch: { size, wait }`, the handler takes up to `size` jobs
-   * at once and answers per job (see BatchHandler).
+   * at once and answers per job (see BatchHandler). A queue declared already (by a config, say) is
+   * returned when no options are given; declaring it again with options is refused.
    */
   queue<P = unknown>(name: string, options: BatchQueueOptions<P>): Queue<P>;
   queue<P = unknown>(name: string, options?: QueueOptions<P>): Queue<P>;
-  queue<P = unknown>(name: string, options: QueueOptions<P> | BatchQueueOptions<P> = {}): Queue<P> {
+  queue<P = unknown>(name: string, options?: QueueOptions<P> | BatchQueueOptions<P>): Queue<P> {
     return this.queueUnits.declare(name, options);
   }
 

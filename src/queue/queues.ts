@@ -101,10 +101,20 @@ export class Queues {
     return [...this.declared.keys()];
   }
 
-  /** Declares a queue; with a handler, this process gets a worker for it (running at once if started). */
-  declare<P>(name: string, options: QueueOptions<P> | BatchQueueOptions<P>): Queue<P> {
-    if (this.declared.has(name)) throw new InvalidInputError(`queue "${name}" is already declared`);
-    const config = parseQueueOptions(name, options);
+  /**
+   * Declares a queue; with a handler, this process gets a worker for it (running at once if started).
+   * A queue declared already is looked up when no options are given (a producer's handle for a queue
+   * a config declared), and refused with options: one declaration says how a queue runs.
+   */
+  declare<P>(name: string, options: QueueOptions<P> | BatchQueueOptions<P> | undefined): Queue<P> {
+    const existing = this.declared.get(name);
+    if (existing && options === undefined) return existing as Queue<P>;
+    if (existing) {
+      throw new InvalidInputError(
+        `queue "${name}" is already declared: keep the Queue its declaration returned, or get it again with tw.queue(${JSON.stringify(name)}) and no options`,
+      );
+    }
+    const config = parseQueueOptions(name, options ?? {});
     const ceiling = this.deps.store.maxPayloadBytes;
     if (ceiling !== undefined && config.maxPayloadBytes > ceiling) {
       throw new InvalidInputError(`queue "${name}": maxPayloadBytes ${config.maxPayloadBytes} is over this store's ceiling of ${ceiling} bytes`);

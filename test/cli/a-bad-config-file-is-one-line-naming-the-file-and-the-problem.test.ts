@@ -36,7 +36,7 @@ const CASES: Case[] = [
   { name: "a bad engine option", file: "engine.config.ts", text: 'export default { engine: { pollInterval: "fast" } };\n', code: 2, problem: /^engine: pollInterval: invalid duration "fast"/ },
   { name: "setup that is not a function", file: "setup.config.ts", text: 'export default { setup: "yes" };\n', code: 2, problem: 'setup must be a function (tw, context) => teardown?, got "yes"' },
   { name: "setup that declares a bad queue", file: "setupqueue.config.ts", text: 'export default (tw) => { tw.queue("x", { concurrency: -1 }); };\n', code: 2, problem: /^setup: queue "x": concurrency: / },
-  { name: "setup that declares a queue twice", file: "twice.config.ts", text: 'export default { queues: { emails: {} }, setup(tw) { tw.queue("emails"); } };\n', code: 2, problem: 'setup: queue "emails" is already declared' },
+  { name: "setup that declares a queue twice", file: "twice.config.ts", text: 'export default { queues: { emails: {} }, setup(tw) { tw.queue("emails", { concurrency: 2 }); } };\n', code: 2, problem: 'setup: queue "emails" is already declared: keep the Queue its declaration returned, or get it again with tw.queue("emails") and no options' },
   { name: "setup that returns something else than a teardown", file: "returns.config.ts", text: "export default { setup: () => 5 };\n", code: 2, problem: "setup returned 5: return nothing, or a teardown function" },
   { name: "setup that throws (a failure at run time)", file: "down.config.ts", text: 'export default { setup() { throw new Error("the app database is down"); } };\n', code: 1, problem: "setup failed: the app database is down" },
 ];

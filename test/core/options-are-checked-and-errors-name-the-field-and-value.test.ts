@@ -132,12 +132,26 @@ describe("tw.queue options", () => {
     });
   });
 
-  it("refuses a second declaration of the same queue, naming it", async () => {
+  it("refuses a second declaration of the same queue with options, naming it and saying how to get the first", async () => {
     await withEngine(async (tw) => {
       tw.queue("emails");
-      const error = await rejection(() => tw.queue("emails", { concurrency: 2 }));
-      expect(error).toBeInstanceOf(InvalidInputError);
-      expect(error.message).toBe('queue "emails" is already declared');
+      for (const options of [{ concurrency: 2 }, {}]) {
+        const error = await rejection(() => tw.queue("emails", options));
+        expect(error).toBeInstanceOf(InvalidInputError);
+        expect(error.message).toBe('queue "emails" is already declared: keep the Queue its declaration returned, or get it again with tw.queue("emails") and no options');
+      }
+    });
+  });
+
+  it("gives a declared queue back for its name alone: the same handle, its declaration unchanged", async () => {
+    await withEngine(async (tw) => {
+      const ran: unknown[] = [];
+      const declared = tw.queue<{ to: string }>("emails", { concurrency: 3, handler: (job) => void ran.push(job.payload) });
+      const found = tw.queue<{ to: string }>("emails");
+      expect(found).toBe(declared);
+      await found.enqueue({ to: "ada@example.com" });
+      expect((await tw.tick()).ran).toBe(1);
+      expect(ran).toEqual([{ to: "ada@example.com" }]);
     });
   });
 });
