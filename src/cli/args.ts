@@ -40,11 +40,23 @@ export const LOG_LEVEL_OPTION: OptionSpecs = {
 export function parse(command: string, argv: string[], specs: OptionSpecs): Parsed {
   const options = Object.fromEntries(Object.entries(specs).map(([name, spec]) => [name, spec.short ? { type: spec.type, short: spec.short } : { type: spec.type }]));
   try {
-    const { values, positionals } = parseArgs({ args: joinNegativeValues(argv, specs), options, strict: true, allowPositionals: true });
+    const { values, positionals, tokens } = parseArgs({ args: joinNegativeValues(argv, specs), options, strict: true, allowPositionals: true, tokens: true });
+    refuseRepeats(command, tokens);
     return { values: values as Parsed["values"], positionals };
   } catch (error) {
+    if (error instanceof UsageError) throw error;
     throw new UsageError(parseProblem(error, argv), command);
   }
+}
+
+/**
+ * An option given twice (`--limit 10 --limit 20`) is refused, as the admin API refuses a repeated
+ * query parameter: which one was meant is a guess, and the last one silently winning hides a typo.
+ */
+function refuseRepeats(command: string, tokens: readonly { kind: string; name?: string; rawName?: string }[]): void {
+  const seen = new Map<string, number>();
+  for (const token of tokens) if (token.kind === "option" && token.name !== undefined) seen.set(token.name, (seen.get(token.name) ?? 0) + 1);
+  for (const [name, count] of seen) if (count > 1) throw new UsageError(`--${name}: given ${count} times; give it once`, command);
 }
 
 const NEGATIVE_NUMBER = /^-\d/;

@@ -65,6 +65,9 @@ describe("tickwork --help and usage errors", () => {
     // A negative number is the option's value, refused for its range (Node's parser took it for an option).
     { args: ["jobs", "list", "--limit", "-5"], message: 'tickwork jobs list: --limit must be an integer from 1 to 500, got "-5" (see: tickwork jobs list --help)' },
     { args: ["jobs", "list", "--limit", "--json"], message: "tickwork jobs list: --limit needs a value, got the option --json (a value that starts with a dash is written --limit=-x) (see: tickwork jobs list --help)" },
+    // A repeated option is refused, as the admin API refuses a repeated query parameter.
+    { args: ["jobs", "list", "--limit", "10", "--limit", "20"], message: "tickwork jobs list: --limit: given 2 times; give it once (see: tickwork jobs list --help)" },
+    { args: ["status", "--json", "--json"], message: "tickwork status: --json: given 2 times; give it once (see: tickwork status --help)" },
     { args: ["jobs", "list", "--state", "soon"], message: 'tickwork jobs list: --state must be one of due, scheduled, got "soon" (see: tickwork jobs list --help)' },
     { args: ["jobs", "list", "--state", "due", "--status", "failed"], message: "tickwork jobs list: --state due applies to pending jobs, and --status is failed: give one of them (see: tickwork jobs list --help)" },
     { args: ["jobs", "list", "--min-attempts", "-1"], message: 'tickwork jobs list: --min-attempts must be an integer from 0 to 2147483647, got "-1" (see: tickwork jobs list --help)' },
