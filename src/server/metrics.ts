@@ -46,6 +46,23 @@ const WAIT_SECONDS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
  * and one series per group of a queue with 100,000 tenants would swamp the scraper.
  */
 const GROUP_SERIES = 20;
+/**
+ * How long a scrape waits for the store's gauges before it answers without them: within
+ * Prometheus's default scrape timeout (10 s), so a store that is down or stalled never costs the
+ * scrape itself (and `up`), only the gauges it holds.
+ */
+const STORE_READ_MS = 5_000;
+
+/** `read()`'s value, or null when it fails or takes longer than `ms`. */
+async function readAtMost<T>(ms: number, read: () => Promise<T>): Promise<T | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  try {
+    return await Promise.race([read().catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** How an attempt that ran in this process ended: its `job.*` event, as the `outcome` label says it. */
 const JOB_OUTCOMES = { "job.succeeded": "succeeded", "job.retry_scheduled": "retried", "job.snoozed": "snoozed", "job.failed": "failed", "job.outcome_refused": "refused" } as const;
@@ -149,6 +166,7 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
   const limiterPauses = new Counter({ name: "tickwork_limiter_paused_total", help: "Pauses of a limiter made in this process (an upstream's 429 or rate-limit headers, or by hand).", labelNames: ["limiter"], registers });
 
   const storeErrors = new Counter({ name: "tickwork_store_errors_total", help: "Store calls that failed in the background (retried).", labelNames: ["operation"], registers });
+  const storeRead = new Gauge({ name: "tickwork_metrics_store_read", help: `1 when this scrape read the gauges kept in the store; 0 when the store failed or took over ${STORE_READ_MS / 1000} s, and they are left out (the process's own counters are always there).`, registers });
   const events = new Counter({ name: "tickwork_events_total", help: "Every event the engine emitted, by name and level, whatever the log level.", labelNames: ["event", "level"], registers });
 
   /** Creates the series of every unit at zero; those that exist keep their values. */
@@ -262,88 +280,103 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
   const stop = tw.logger.observe(observe);
   const counted = countsOf(tw);
 
+  /** What a scrape reads from the store, every process's view alike. */
+  const readStore = async (now: number, declared: string[]) => {
+    const [stored, scheduler, deliveries, fanouts, flows, limiters, dueSince, scheduled] = await Promise.all([
+      // Counters the store's writes keep, read at every scrape (shared-counts.ts).
+      counted.get(),
+      tw.scheduler.status(),
+      Promise.all([...tw.deliveries.values()].map((d) => d.status())),
+      Promise.all([...tw.fanouts.values()].map((f) => f.status())),
+      tw.queues.status(undefined, { groups: GROUP_SERIES }),
+      Promise.all(tw.limiters().map(async (l) => ({ name: l.name, bucket: l.spec.bucket, state: await l.state() }))),
+      // The earliest run time of a pending job: an index probe per queue, no count.
+      Promise.all(declared.map((queue) => tw.store.queue.nextWakeAt({ queues: [queue], leases: false }))),
+      // The scheduled jobs counted on the claim index (never the backlog); the due ones are the rest.
+      tw.store.queue.countScheduled({ queues: declared, now }),
+    ]);
+    return { stored, scheduler, deliveries, fanouts, flows, limiters, dueSince, scheduled };
+  };
+  type StoreRead = Awaited<ReturnType<typeof readStore>>;
+  /** The gauges read from the store, set from one read. */
+  const STORE_GAUGES = [jobs, oldestDue, pendingJobs, consecutive, paused, breakerOpen, backedOff, deliveryItems, deliveryBudget, lastPassSent, behind, fanoutFailures, queuePaused, queueRunning, globalConcurrency, groupJobs, limitTokens, limitPaused];
+  const fromStore = ({ stored, scheduler, deliveries, fanouts, flows, limiters, dueSince, scheduled }: StoreRead, now: number, declared: string[]): void => {
+    zeroes({
+      queues: declared,
+      limited: flows.filter((f) => f.globalConcurrency !== null || f.groupConcurrency !== null || f.buckets.length > 0).map((f) => f.name),
+      tasks: scheduler.tasks.map((t) => t.name),
+      deliveries: deliveries.map((d) => d.name),
+      fanouts: fanouts.map((f) => f.name),
+      limiters: limiters.map((l) => l.name),
+    });
+
+    jobs.reset();
+    oldestDue.reset();
+    pendingJobs.reset();
+    const countsOf = new Map(stored.map((c) => [c.queue, c.counts]));
+    // Live counts from the flow-control state read at this scrape (fresh on every store), the
+    // finished ones from the counts (at most a minute old on SQLite).
+    const live = new Map(flows.map((f) => [f.name, f]));
+    for (const queue of new Set([...countsOf.keys(), ...declared])) {
+      const flow = live.get(queue);
+      for (const status of JOB_STATUSES) jobs.set({ queue, status }, (flow && status === "pending" ? flow.pending : flow && status === "running" ? flow.running : countsOf.get(queue)?.[status]) ?? 0);
+    }
+    declared.forEach((queue, i) => {
+      const due = dueSince[i];
+      oldestDue.set({ queue }, due != null && due <= now ? (now - due) / 1000 : 0);
+      const pending = live.get(queue)?.pending ?? countsOf.get(queue)?.pending ?? 0;
+      pendingJobs.set({ queue, state: "due" }, Math.max(0, pending - (scheduled[queue] ?? 0)));
+      pendingJobs.set({ queue, state: "scheduled" }, scheduled[queue] ?? 0);
+    });
+
+    for (const gauge of [consecutive, paused, breakerOpen, backedOff]) gauge.reset();
+    for (const t of scheduler.tasks) {
+      consecutive.set({ task: t.name }, t.consecutiveFailures);
+      paused.set({ task: t.name }, t.paused ? 1 : 0);
+      breakerOpen.set({ task: t.name }, t.breakerOpen ? 1 : 0);
+      backedOff.set({ task: t.name }, t.nextRunAfter !== null ? 1 : 0);
+    }
+    for (const gauge of [deliveryItems, deliveryBudget, lastPassSent, behind, fanoutFailures]) gauge.reset();
+    for (const d of deliveries) {
+      for (const state of ["pending", "retrying", "dropped"] as const) deliveryItems.set({ delivery: d.name, state }, d[state]);
+      deliveryBudget.set({ delivery: d.name }, d.budget);
+      if (d.lastPass) lastPassSent.set({ delivery: d.name }, d.lastPass.sent);
+    }
+    for (const f of fanouts) {
+      behind.set({ fanout: f.name }, f.targets.filter((t) => t.behind).length);
+      fanoutFailures.set({ fanout: f.name }, f.consecutiveFailures);
+    }
+    for (const gauge of [queuePaused, queueRunning, globalConcurrency, groupJobs, limitTokens, limitPaused]) gauge.reset();
+    const buckets = new Map<string, { tokens: number; pausedUntil: number | null }>();
+    for (const f of flows) {
+      queuePaused.set({ queue: f.name }, f.paused ? 1 : 0);
+      queueRunning.set({ queue: f.name }, f.running);
+      if (f.globalConcurrency !== null) globalConcurrency.set({ queue: f.name }, f.globalConcurrency);
+      for (const g of f.groups) {
+        groupJobs.set({ queue: f.name, group: g.group, state: "pending" }, g.pending);
+        groupJobs.set({ queue: f.name, group: g.group, state: "running" }, g.running);
+      }
+      for (const b of f.buckets) buckets.set(b.bucket, b);
+    }
+    // A limiter no queue draws from (one a handler or an HTTP client acquires) is a budget too.
+    for (const { bucket, state } of limiters) buckets.set(bucket, state);
+    for (const [bucket, b] of buckets) {
+      limitTokens.set({ bucket }, b.tokens);
+      limitPaused.set({ bucket }, b.pausedUntil !== null ? 1 : 0);
+    }
+  };
+
   return {
     contentType: registry.contentType,
     async render() {
       const now = tw.clock.now();
       const declared = tw.status().queues.map((q) => q.name);
-      const [stored, scheduler, deliveries, fanouts, flows, limiters, dueSince, scheduled] = await Promise.all([
-        // Counters the store's writes keep, read at every scrape (shared-counts.ts).
-        counted.get(),
-        tw.scheduler.status(),
-        Promise.all([...tw.deliveries.values()].map((d) => d.status())),
-        Promise.all([...tw.fanouts.values()].map((f) => f.status())),
-        tw.queues.status(undefined, { groups: GROUP_SERIES }),
-        Promise.all(tw.limiters().map(async (l) => ({ name: l.name, bucket: l.spec.bucket, state: await l.state() }))),
-        // The earliest run time of a pending job: an index probe per queue, no count.
-        Promise.all(declared.map((queue) => tw.store.queue.nextWakeAt({ queues: [queue], leases: false }))),
-        // The scheduled jobs counted on the claim index (never the backlog); the due ones are the rest.
-        tw.store.queue.countScheduled({ queues: declared, now }),
-      ]);
-
-      zeroes({
-        queues: declared,
-        limited: flows.filter((f) => f.globalConcurrency !== null || f.groupConcurrency !== null || f.buckets.length > 0).map((f) => f.name),
-        tasks: scheduler.tasks.map((t) => t.name),
-        deliveries: deliveries.map((d) => d.name),
-        fanouts: fanouts.map((f) => f.name),
-        limiters: limiters.map((l) => l.name),
-      });
-
-      jobs.reset();
-      oldestDue.reset();
-      pendingJobs.reset();
-      const countsOf = new Map(stored.map((c) => [c.queue, c.counts]));
-      // Live counts from the flow-control state read at this scrape (fresh on every store), the
-      // finished ones from the counts (at most a minute old on SQLite).
-      const live = new Map(flows.map((f) => [f.name, f]));
-      for (const queue of new Set([...countsOf.keys(), ...declared])) {
-        const flow = live.get(queue);
-        for (const status of JOB_STATUSES) jobs.set({ queue, status }, (flow && status === "pending" ? flow.pending : flow && status === "running" ? flow.running : countsOf.get(queue)?.[status]) ?? 0);
-      }
-      declared.forEach((queue, i) => {
-        const due = dueSince[i];
-        oldestDue.set({ queue }, due != null && due <= now ? (now - due) / 1000 : 0);
-        const pending = live.get(queue)?.pending ?? countsOf.get(queue)?.pending ?? 0;
-        pendingJobs.set({ queue, state: "due" }, Math.max(0, pending - (scheduled[queue] ?? 0)));
-        pendingJobs.set({ queue, state: "scheduled" }, scheduled[queue] ?? 0);
-      });
-
-      for (const gauge of [consecutive, paused, breakerOpen, backedOff]) gauge.reset();
-      for (const t of scheduler.tasks) {
-        consecutive.set({ task: t.name }, t.consecutiveFailures);
-        paused.set({ task: t.name }, t.paused ? 1 : 0);
-        breakerOpen.set({ task: t.name }, t.breakerOpen ? 1 : 0);
-        backedOff.set({ task: t.name }, t.nextRunAfter !== null ? 1 : 0);
-      }
-      for (const gauge of [deliveryItems, deliveryBudget, lastPassSent, behind, fanoutFailures]) gauge.reset();
-      for (const d of deliveries) {
-        for (const state of ["pending", "retrying", "dropped"] as const) deliveryItems.set({ delivery: d.name, state }, d[state]);
-        deliveryBudget.set({ delivery: d.name }, d.budget);
-        if (d.lastPass) lastPassSent.set({ delivery: d.name }, d.lastPass.sent);
-      }
-      for (const f of fanouts) {
-        behind.set({ fanout: f.name }, f.targets.filter((t) => t.behind).length);
-        fanoutFailures.set({ fanout: f.name }, f.consecutiveFailures);
-      }
-      for (const gauge of [queuePaused, queueRunning, globalConcurrency, groupJobs, limitTokens, limitPaused]) gauge.reset();
-      const buckets = new Map<string, { tokens: number; pausedUntil: number | null }>();
-      for (const f of flows) {
-        queuePaused.set({ queue: f.name }, f.paused ? 1 : 0);
-        queueRunning.set({ queue: f.name }, f.running);
-        if (f.globalConcurrency !== null) globalConcurrency.set({ queue: f.name }, f.globalConcurrency);
-        for (const g of f.groups) {
-          groupJobs.set({ queue: f.name, group: g.group, state: "pending" }, g.pending);
-          groupJobs.set({ queue: f.name, group: g.group, state: "running" }, g.running);
-        }
-        for (const b of f.buckets) buckets.set(b.bucket, b);
-      }
-      // A limiter no queue draws from (one a handler or an HTTP client acquires) is a budget too.
-      for (const { bucket, state } of limiters) buckets.set(bucket, state);
-      for (const [bucket, b] of buckets) {
-        limitTokens.set({ bucket }, b.tokens);
-        limitPaused.set({ bucket }, b.pausedUntil !== null ? 1 : 0);
-      }
+      const read = await readAtMost(STORE_READ_MS, () => readStore(now, declared));
+      storeRead.set(read ? 1 : 0);
+      if (read) fromStore(read, now, declared);
+      // A scrape while the store is down or slow still answers, with the process's own counters
+      // (store errors among them): the gauges read from the store are left out, not shown stale.
+      else for (const gauge of STORE_GAUGES) gauge.reset();
       const [own, ofProcess] = await Promise.all([registry.metrics(), defaults?.metrics() ?? ""]);
       return own + ofProcess;
     },
