@@ -86,6 +86,28 @@ describe.each(allStoreCases())("GET /metrics and flow control ($name)", (storeCa
     expect(value(m, "tickwork_limiter_paused_total", { limiter: "prices-api" })).toBe(1);
   });
 
+  it("counts a queue held back by its rateLimit in this process as throttled by rateLimit, once per hold", async () => {
+    const a = await admin();
+    const ran: number[] = [];
+    const quotes = a.tw.queue<number>("quotes", { rateLimit: { max: 1, per: "1m" }, handler: (job) => void ran.push(job.payload) });
+    await quotes.enqueueMany([{ payload: 1 }, { payload: 2 }, { payload: 3 }]);
+    await a.tw.tick();
+    await a.tw.tick();
+    expect(ran).toEqual([1]);
+    let m = parseExposition((await a.get("/metrics")).text);
+    expect(value(m, "tickwork_queue_throttled_total", { queue: "quotes", by: "rateLimit" })).toBe(1);
+
+    await a.clock.advance("1m");
+    await a.tw.tick();
+    expect(ran).toEqual([1, 2]);
+    m = parseExposition((await a.get("/metrics")).text);
+    expect(value(m, "tickwork_queue_throttled_total", { queue: "quotes", by: "rateLimit" })).toBe(2);
+    expect(a.named("queue.throttled")).toEqual([
+      expect.objectContaining({ queue: "quotes", by: "rateLimit", started: 0 }),
+      expect.objectContaining({ queue: "quotes", by: "rateLimit", started: 0 }),
+    ]);
+  });
+
   it("exports the 20 busiest groups of a queue and no more", async () => {
     const a = await admin();
     const work = a.tw.queue("work", { group: true });

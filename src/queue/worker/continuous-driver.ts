@@ -273,7 +273,12 @@ export class ContinuousDriver {
       this.claimInFlight = this.claimBatch(room, shape.depth);
       return;
     }
-    if (want > 0 && room === 0) this.sleep.untilRateWindow();
+    if (want > 0 && room === 0) {
+      // The queue's rateLimit in this process holds it back: a hold like the store's limits'.
+      const now = this.p.clock.now();
+      this.p.claimer.noteHold("rateLimit", 0, want, now + this.p.limiter.wait(now));
+      this.sleep.untilRateWindow();
+    }
     if (unrecorded > 0 && this.p.holdings.runningCount === 0) this.p.outcomes.flushNow();
   }
 

@@ -51,9 +51,12 @@ export class TickDriver {
     const { clock, limiter, slots, claimer } = this.deps;
     let ran = 0;
     while (ran < budget) {
-      const asked = limiter.allowance(Math.min(this.deps.capacity, budget - ran));
+      const wanted = Math.min(this.deps.capacity, budget - ran);
+      const asked = limiter.allowance(wanted);
       if (asked === 0) {
+        // The queue's rateLimit in this process holds it back: a hold like the store's limits'.
         const now = clock.now();
+        claimer.noteHold("rateLimit", 0, wanted, now + limiter.wait(now));
         return { ran, more: false, heldUntil: now + limiter.wait(now) };
       }
       let limit = asked;
