@@ -87,16 +87,22 @@ describe.each(allStoreCases())("GET /api/jobs and /api/jobs/:id ($name)", (store
     expect(await ids(`?id=${loose.id}&parent=${flow.id}`)).toEqual([]);
   });
 
-  it("lists summaries with a payload preview: no result, progress or attempts", async () => {
+  it("lists summaries with a payload preview and a parent's children counted: no result, progress or attempts", async () => {
     const a = await admin();
     const mail = a.tw.queue("mail", { handler: () => ({ sent: true }) });
     const job = await mail.enqueue({ to: "ada" }, { key: "k" });
     await a.tw.tick();
     const { body } = await a.get<Page>("/api/jobs");
     expect(Object.keys(body.jobs[0]!).sort()).toEqual(
-      ["id", "queue", "key", "group", "status", "priority", "runAt", "attempts", "maxAttempts", "lastError", "createdAt", "startedAt", "finishedAt", "payloadPreview", "payloadChars", "payloadTruncated"].sort(),
+      ["id", "queue", "key", "group", "status", "priority", "runAt", "attempts", "maxAttempts", "lastError", "createdAt", "startedAt", "finishedAt", "children", "payloadPreview", "payloadChars", "payloadTruncated"].sort(),
     );
-    expect(body.jobs[0]).toMatchObject({ id: job.id, status: "succeeded", payloadPreview: '{"to":"ada"}' });
+    expect(body.jobs[0]).toMatchObject({ id: job.id, status: "succeeded", payloadPreview: '{"to":"ada"}', children: null });
+
+    // A parent waiting for its children says how many have not ended: the list can show it waiting.
+    a.tw.queue("parts");
+    const flow = await mail.enqueueFlow({ payload: { to: "all" }, children: [{ queue: "parts", payload: 1 }, { queue: "parts", payload: 2 }] });
+    const parent = (await a.get<Page>("/api/jobs?queue=mail")).body.jobs.find((j) => j.id === flow.id);
+    expect(parent).toMatchObject({ status: "pending", children: { total: 2, pending: 2, failed: 0 } });
   });
 
   it("pages with next as the following page's before, with no overlap and no gap", async () => {

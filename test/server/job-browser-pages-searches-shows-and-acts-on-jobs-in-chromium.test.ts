@@ -421,7 +421,22 @@ describe("the job browser in headless Chromium", () => {
     tw.queue("summary");
     const batch = await tw.batch(Array.from({ length: 23 }, (_, n) => n), { queue: "charge", onComplete: { queue: "summary", payload: {} } });
 
+    // In the browser, the completion job waits for its children (its run time is the end of time
+    // until the last one ends): it says so and links to them, rather than "scheduled" in eight
+    // million years.
+    await page.goto(`${url}#/jobs?queue=summary`);
+    const waiting = rows(page).filter({ has: page.locator(`[aria-label="Job ${batch.id}"]`) });
+    await expect.poll(() => waiting.locator("[data-job-state]").getAttribute("data-job-state"), { timeout: 10_000 }).toBe("waiting");
+    expect(await waiting.getByRole("link", { name: "waiting for 23 of 23 children" }).getAttribute("href")).toBe(`#/jobs?parent=${batch.id}&order=oldest`);
+
     await page.goto(`${url}#/jobs/${batch.id}`);
+    const detail = page.locator(`[data-job-detail="${batch.id}"]`);
+    await detail.waitFor({ timeout: 10_000 });
+    expect(await detail.locator("h2 [data-job-state]").getAttribute("data-job-state")).toBe("waiting");
+    expect(await detail.locator('[data-fact="Runs"] dd').textContent()).toBe("once its children have ended");
+    // The library would refuse to run it now: no Run now button.
+    expect(await detail.getByRole("button", { name: `Run job ${batch.id} now` }).count()).toBe(0);
+    expect(await detail.getByRole("button", { name: `Cancel job ${batch.id}` }).count()).toBe(1);
     const children = page.locator(`[data-job-detail="${batch.id}"] section[aria-label="Children"]`);
     const childIds = () => children.locator("tbody tr").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-child")!));
     await expect.poll(childIds, { timeout: 10_000 }).toEqual(batch.jobs.slice(0, 20));

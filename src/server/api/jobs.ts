@@ -140,6 +140,7 @@ export function jobSummary(job: Job): JobSummary {
     createdAt: job.createdAt,
     startedAt: job.startedAt,
     finishedAt: job.finishedAt,
+    children: job.children === null ? null : { total: job.children.total, pending: job.children.pending, failed: job.children.failed },
   };
 }
 
@@ -156,7 +157,6 @@ function detail(job: Job): JobDetail {
     progress: job.progress,
     history: job.history.map((a) => ({ attempt: a.attempt, startedAt: a.startedAt, finishedAt: a.finishedAt, outcome: a.outcome, error: a.error })),
     parentId: job.parentId,
-    children: job.children === null ? null : { total: job.children.total, pending: job.children.pending, failed: job.children.failed },
     lease: job.lease === null ? null : { workerId: job.lease.workerId, until: job.lease.until },
   };
 }

@@ -116,6 +116,12 @@ export interface JobSummary {
   createdAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  /**
+   * A flow parent's (or a `tw.batch` completion job's) children: how many, how many have not ended
+   * (while any has not, a pending parent waits for them and cannot be run now), how many failed; null
+   * for a job with none.
+   */
+  children: { total: number; pending: number; failed: number } | null;
 }
 
 /** A job in `GET /api/jobs`: its payload previewed; `GET /api/jobs/:id` has the payload itself. */
@@ -166,7 +172,6 @@ export type JobDetail = JobSummary &
     /** Every attempt, oldest first. */
     history: JobAttemptView[];
     parentId: string | null;
-    children: { total: number; pending: number; failed: number } | null;
     /**
      * While it runs: the worker holding it (`<instanceId>/<queue>`) and until when its lease lasts
      * unless renewed (a lapsed one is rescued: the job runs again); null otherwise.

@@ -4,7 +4,7 @@ import type { AdminApi } from "./api.js";
 import { ConfirmButton } from "./confirm.js";
 import { absolute, count, firstLine } from "./format.js";
 import type { JobActions } from "./job-actions.js";
-import { JobState, jobTime } from "./job-state.js";
+import { JobState, isWaiting, jobTime } from "./job-state.js";
 import { useLive } from "./live.js";
 import { BROWSER_STATES, browserHref, jobHref, type BrowserFilter, type BrowserState } from "./route.js";
 
@@ -232,7 +232,8 @@ function JobTable(props: { jobs: JobListItem[]; now: number }) {
                 {job.attempts}/{job.maxAttempts}
               </td>
               <td title={absolute(time.at)}>
-                {time.text}
+                {/* A parent waiting for its children links to them: they are what it waits for. */}
+                {isWaiting(job) ? <a href={browserHref({ state: "all", parent: job.id, order: "oldest" })}>{time.text}</a> : time.text}
               </td>
               <td class="preview">{job.lastError && job.status !== "succeeded" ? <span class="bad">{firstLine(job.lastError)}</span> : <code>{job.payloadPreview}</code>}</td>
             </tr>

@@ -5,7 +5,7 @@ import { ApiFailure, type AdminApi } from "./api.js";
 import { ConfirmButton } from "./confirm.js";
 import { absolute, count, firstLine, relative, span } from "./format.js";
 import type { JobActions } from "./job-actions.js";
-import { JobState, isScheduled } from "./job-state.js";
+import { JobState, isScheduled, isWaiting } from "./job-state.js";
 import { useLive } from "./live.js";
 import { browserHref, jobHref } from "./route.js";
 
@@ -135,7 +135,7 @@ function Facts(props: { job: JobDetail; now: number }) {
     ["Priority", String(job.priority)],
     ["Attempts", `${job.attempts} of ${job.maxAttempts}${job.snoozes ? `, snoozed ${job.snoozes}×` : ""}`],
     ["Created", time(job.createdAt)],
-    [isScheduled(job, now) ? "Runs" : "Due", time(job.runAt)],
+    isWaiting(job) ? ["Runs", "once its children have ended"] : [isScheduled(job, now) ? "Runs" : "Due", time(job.runAt)],
     ["Started", time(job.startedAt)],
     ["Finished", time(job.finishedAt)],
   ];
