@@ -118,17 +118,17 @@ describe("the dashboard's overview for an on-call engineer, in headless Chromium
     await clock.advance("1s");
     await tw.tick(); // bob's fails for good
     const rate = row.locator("[data-failure-rate]");
-    await expect.poll(() => rate.textContent()).toBe("67%2 of 3 failed");
+    await expect.poll(() => rate.textContent()).toBe("67%2 of 3 attempts failed");
     expect(await rate.getAttribute("class")).toContain("bad");
     expect(await row.locator('[data-status="failed"]').textContent()).toBe("1");
-    expect(await page.locator('section[aria-label="Queues"] thead').textContent()).toContain("Failing (10m)");
+    expect(await page.locator('section[aria-label="Queues"] thead').textContent()).toContain("Failed attempts (10m)");
 
     smtpDown = false;
     await row.getByRole("button", { name: "Retry 1 failed" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Retry 1 jobs" }).click();
     await expect.poll(() => page.getByRole("alert").textContent()).toBe("1 failed job of mail pending again.");
     await tw.tick();
-    await expect.poll(() => rate.textContent()).toBe("50%2 of 4 failed");
+    await expect.poll(() => rate.textContent()).toBe("50%2 of 4 attempts failed");
     expect(await row.locator('[data-status="failed"]').textContent()).toBe("0");
 
     // Ten minutes on, those attempts have left the window.
@@ -221,7 +221,7 @@ describe("the dashboard's overview for an on-call engineer, in headless Chromium
     await clock.advance("9s");
 
     await page.goto(`${url}#token=${TOKEN}`);
-    await expect.poll(() => queueRow(page, "mail").locator("[data-failure-rate]").textContent(), { timeout: 10_000 }).toBe("25%1 of 4 failed");
+    await expect.poll(() => queueRow(page, "mail").locator("[data-failure-rate]").textContent(), { timeout: 10_000 }).toBe("25%1 of 4 attempts failed");
     expect(await queueRow(page, "reports").locator("[data-oldest-due]").textContent()).toBe("oldest due 5m ago");
     await expect.poll(() => page.locator('[data-delivery="daily"] [data-next-send]').textContent()).toBe("due now (40 waiting)oldest due 9s ago");
     await shot(page, "dashboard-overview");

@@ -139,7 +139,7 @@ function FailureRate(props: { queue: string; throughput: ThroughputSnapshot; win
     <td class={failures > 0 ? "num bad" : "num"} data-failure-rate title={title}>
       {percent(failures, finished)}
       <div class="sub">
-        {count(failures)} of {count(finished)} failed
+        {count(failures)} of {count(finished)} attempts failed
       </div>
     </td>
   );
@@ -161,7 +161,7 @@ export function Queues(props: { queues: QueueSummary[]; throughput: ThroughputSn
           <th class="num">Running</th>
           <th class="num">Failed</th>
           <th class="num" title={`failed attempts among those this process finished in the last ${window}`}>
-            Failing ({window})
+            Failed attempts ({window})
           </th>
           <th class="num">Succeeded</th>
           <th class="num">Cancelled</th>
