@@ -227,4 +227,34 @@ describe("the dashboard's overview for an on-call engineer, in headless Chromium
     await shot(page, "dashboard-overview");
     expect(problems).toEqual([]);
   });
+
+  it("fits a 400 px wide screen: the overview's tables stack their cells and the page scrolls down, never sideways", async () => {
+    const { tw, url, page, problems } = await dashboard();
+    await page.setViewportSize({ width: 400, height: 900 });
+    tw.queue("notifications-for-every-customer-of-the-eu-west-region", { globalConcurrency: 3, group: true, rateLimit: { max: 10, per: "1m", scope: "global" } });
+    const mail = tw.queue<string>("mail", { retry: { maxAttempts: 1 }, handler: () => {
+      throw new Error(`SMTP 550 mailbox unavailable: ${"a-very-long-unbroken-diagnostic-".repeat(8)}`);
+    } });
+    tw.task("nightly-report-of-every-customer-account", { every: "1d", run: () => "ok" });
+    tw.delivery("webhooks-to-the-partner-endpoints", { send: () => {} });
+    tw.fanout("symbols-to-every-collector", { groups: { collectors: { targets: ["collector-1"] } }, send: () => {} });
+    await mail.enqueue("ada@example.com");
+    await tw.tick();
+
+    await page.goto(`${url}#token=${TOKEN}`);
+    await expect.poll(() => page.locator('section[aria-label="Failed jobs"] tbody tr').count(), { timeout: 10_000 }).toBe(1);
+    for (const section of ["Queues", "Tasks", "Deliveries", "Fan-outs", "Failed jobs"]) {
+      expect(await page.locator(`table[aria-label="${section}"]`).count(), section).toBe(1);
+    }
+    // How far the page scrolls sideways (an expression: this file is typed for Node, not the DOM).
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth")).toBe(0);
+    // A stacked cell names its column.
+    expect(await queueRow(page, "mail").locator('[data-status="failed"]').getAttribute("data-label")).toBe("Failed");
+    // Off the chart, its legend shows the newest bucket's values, not "--" until hovered.
+    const legend = await page.locator('[aria-label="Throughput per queue"] .u-legend').textContent();
+    expect(legend).not.toContain("--");
+    expect(legend).toMatch(/mail\s*1$/);
+    await shot(page, "overview-400px");
+    expect(problems, problems.join("\n")).toEqual([]);
+  });
 });

@@ -28,9 +28,9 @@ function Items(props: { title: string; items: DeliveryItemView[]; now: number; w
 function NextSend(props: { delivery: DeliverySummary; now: number }) {
   const { delivery: d, now } = props;
   const waiting = d.pending + d.retrying;
-  if (d.nextAt === null || d.nextAt > now) return <td data-next-send title={absolute(d.nextAt)}>{relative(d.nextAt, now)}</td>;
+  if (d.nextAt === null || d.nextAt > now) return <td data-next-send data-label="Next send" title={absolute(d.nextAt)}>{relative(d.nextAt, now)}</td>;
   return (
-    <td data-next-send title={`the oldest item has been due since ${absolute(d.nextAt)}`}>
+    <td data-next-send data-label="Next send" title={`the oldest item has been due since ${absolute(d.nextAt)}`}>
       due now ({count(waiting)} waiting)
       {now - d.nextAt >= 1_000 ? <div class="sub">oldest due {relative(d.nextAt, now)}</div> : null}
     </td>
@@ -41,7 +41,7 @@ export function Deliveries(props: { deliveries: DeliverySummary[]; now: number; 
   const { now } = props;
   if (props.deliveries.length === 0) return <p class="empty">No delivery is declared in this process.</p>;
   return (
-    <table class="grid" aria-label="Deliveries">
+    <table class="grid stack" aria-label="Deliveries">
       <thead>
         <tr>
           <th>Delivery</th>
@@ -61,17 +61,17 @@ export function Deliveries(props: { deliveries: DeliverySummary[]; now: number; 
               <Items title={`next retries (${d.nextRetries.length} shown)`} items={d.nextRetries} now={now} when={(i) => i.runAt} />
               <Items title={`latest dropped (${d.latestDropped.length} shown)`} items={d.latestDropped} now={now} when={(i) => i.droppedAt} />
             </td>
-            <td class="num" data-state="pending">
+            <td class="num" data-state="pending" data-label="Pending">
               {count(d.pending)}
             </td>
-            <td class={d.retrying > 0 ? "num warn" : "num"} data-state="retrying">
+            <td class={d.retrying > 0 ? "num warn" : "num"} data-state="retrying" data-label="Retrying">
               {count(d.retrying)}
             </td>
-            <td class={d.dropped > 0 ? "num bad" : "num"} data-state="dropped">
+            <td class={d.dropped > 0 ? "num bad" : "num"} data-state="dropped" data-label="Dropped">
               {count(d.dropped)}
             </td>
             <NextSend delivery={d} now={now} />
-            <td>
+            <td data-label="Last pass">
               {d.lastPass ? (
                 <>
                   {relative(d.lastPass.at, now)}: sent {count(d.lastPass.sent)} of {count(d.budget)}

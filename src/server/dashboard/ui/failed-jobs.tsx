@@ -7,7 +7,7 @@ export function FailedJobs(props: { jobs: JobSummary[]; failedCount: number; now
   if (props.jobs.length === 0) return <p class="empty">No failed jobs.</p>;
   return (
     <>
-      <table class="grid" aria-label="Failed jobs">
+      <table class="grid stack" aria-label="Failed jobs">
         <thead>
           <tr>
             <th>Job</th>
@@ -25,12 +25,12 @@ export function FailedJobs(props: { jobs: JobSummary[]; failedCount: number; now
                 <a href={jobHref(job.id)}>#{job.id}</a>
                 {job.key ? <div class="sub">{job.key}</div> : null}
               </td>
-              <td>{job.queue}</td>
-              <td class="num">
+              <td data-label="Queue">{job.queue}</td>
+              <td class="num" data-label="Attempts">
                 {job.attempts}/{job.maxAttempts}
               </td>
-              <td title={absolute(job.finishedAt)}>{relative(job.finishedAt, props.now)}</td>
-              <td class="error">
+              <td data-label="Failed" title={absolute(job.finishedAt)}>{relative(job.finishedAt, props.now)}</td>
+              <td class="error" data-label="Last error">
                 <details>
                   <summary>{firstLine(job.lastError)}</summary>
                   <pre>{job.lastError}</pre>

@@ -5,7 +5,7 @@ export function Fanouts(props: { fanouts: FanoutSummary[]; now: number; busy: bo
   const { now } = props;
   if (props.fanouts.length === 0) return <p class="empty">No fan-out is declared in this process.</p>;
   return (
-    <table class="grid" aria-label="Fan-outs">
+    <table class="grid stack" aria-label="Fan-outs">
       <thead>
         <tr>
           <th>Fan-out</th>
@@ -25,8 +25,8 @@ export function Fanouts(props: { fanouts: FanoutSummary[]; now: number; busy: bo
                 <strong>{f.name}</strong>
                 {f.lastSuccessAt !== null ? <div class="sub">last converged {relative(f.lastSuccessAt, now)}</div> : null}
               </td>
-              <td class="num">{f.version}</td>
-              <td>
+              <td class="num" data-label="Version">{f.version}</td>
+              <td data-label="Targets">
                 {f.converged ? <span class="tag ok">all {f.targets.length} current</span> : <span class="tag warn">{`${behind.length} of ${f.targets.length} behind`}</span>}
                 {behind.length > 0 ? (
                   <ul class="items">
@@ -43,8 +43,8 @@ export function Fanouts(props: { fanouts: FanoutSummary[]; now: number; busy: bo
                   </ul>
                 ) : null}
               </td>
-              <td class={f.consecutiveFailures > 0 ? "num bad" : "num"}>{f.consecutiveFailures}</td>
-              <td title={absolute(f.nextAt)}>{f.nextAt === null ? "—" : `${f.nextReason ?? "push"} ${relative(f.nextAt, now)}`}</td>
+              <td class={f.consecutiveFailures > 0 ? "num bad" : "num"} data-label="Failures in a row">{f.consecutiveFailures}</td>
+              <td data-label="Next round" title={absolute(f.nextAt)}>{f.nextAt === null ? "—" : `${f.nextReason ?? "push"} ${relative(f.nextAt, now)}`}</td>
               <td class="actions">
                 <button type="button" disabled={props.busy} aria-label={`Reconcile ${f.name} now`} onClick={() => props.onReconcile(f.name)}>
                   Reconcile now

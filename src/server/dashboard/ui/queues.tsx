@@ -40,7 +40,7 @@ function Flow(props: { queue: string; flow: QueueFlowView; now: number; busy: bo
   // The busiest groups, then the paused ones that are not among them: a paused group stays in sight.
   const groups = [...flow.groups, ...flow.pausedGroups.filter((g) => !flow.groups.some((x) => x.group === g)).map((group) => ({ group, pending: null, running: null }))];
   return (
-    <td class="flow" data-flow={queue}>
+    <td class="flow" data-flow={queue} data-label="Flow">
       <span class={`tag ${s.tone}`} data-flow-state={s.text} title={flow.pausedAt !== null ? `paused at ${absolute(flow.pausedAt)}` : flow.heldBy !== null ? `held by ${flow.heldBy} at this process's last claim` : ""}>
         {s.text}
       </span>
@@ -101,7 +101,7 @@ function Due(props: { q: QueueSummary; now: number }) {
   const { q, now } = props;
   const { due, oldestDueAt } = q.pending;
   return (
-    <td class="num" data-status="due">
+    <td class="num" data-status="due" data-label="Due now">
       <Counted q={q} state="due" text={count(due)} title={`${count(q.counts.pending)} pending: due now, and scheduled for later`} />
       {due > 0 && oldestDueAt !== null ? (
         <div class={now - oldestDueAt >= 60_000 ? "sub warn" : "sub"} data-oldest-due title={`due since ${absolute(oldestDueAt)}`}>
@@ -130,13 +130,13 @@ function FailureRate(props: { queue: string; throughput: ThroughputSnapshot; win
   const title = `Attempts that failed (retried or failed for good) among those this process finished in the last ${props.window}`;
   if (finished === 0) {
     return (
-      <td class="num sub" data-failure-rate title={title}>
+      <td class="num sub" data-failure-rate data-label="Failed attempts" title={title}>
         no attempts
       </td>
     );
   }
   return (
-    <td class={failures > 0 ? "num bad" : "num"} data-failure-rate title={title}>
+    <td class={failures > 0 ? "num bad" : "num"} data-failure-rate data-label="Failed attempts" title={title}>
       {percent(failures, finished)}
       <div class="sub">
         {count(failures)} of {count(finished)} attempts failed
@@ -152,7 +152,7 @@ export function Queues(props: { queues: QueueSummary[]; throughput: ThroughputSn
   const { bucketMs, start } = props.throughput;
   const window = span((Math.floor(now / bucketMs) + 1) * bucketMs - start);
   return (
-    <table class="grid" aria-label="Queues">
+    <table class="grid stack" aria-label="Queues">
       <thead>
         <tr>
           <th>Queue</th>
@@ -177,23 +177,23 @@ export function Queues(props: { queues: QueueSummary[]; throughput: ThroughputSn
               {!q.declared ? <span class="tag">not declared here</span> : !q.hasHandler ? <span class="tag">producer</span> : null}
             </td>
             <Due q={q} now={now} />
-            <td class="num" data-status="scheduled">
+            <td class="num" data-status="scheduled" data-label="Scheduled">
               <Counted q={q} state="scheduled" text={count(q.pending.scheduled)} title="pending jobs whose run time is ahead: delays, retries' backoffs, flow parents waiting" />
             </td>
-            <td class="num" data-status="running">
+            <td class="num" data-status="running" data-label="Running">
               <Counted q={q} state="running" text={count(q.counts.running)} />
             </td>
-            <td class={q.counts.failed > 0 ? "num bad" : "num"} data-status="failed">
+            <td class={q.counts.failed > 0 ? "num bad" : "num"} data-status="failed" data-label="Failed">
               <Counted q={q} state="failed" text={count(q.counts.failed)} />
             </td>
             <FailureRate queue={q.name} throughput={props.throughput} window={window} />
-            <td class="num" data-status="succeeded">
+            <td class="num" data-status="succeeded" data-label="Succeeded">
               <Counted q={q} state="succeeded" text={count(q.counts.succeeded)} />
             </td>
-            <td class="num" data-status="cancelled">
+            <td class="num" data-status="cancelled" data-label="Cancelled">
               <Counted q={q} state="cancelled" text={count(q.counts.cancelled)} />
             </td>
-            {q.flow ? <Flow queue={q.name} flow={q.flow} now={now} busy={busy} actions={actions} /> : <td class="sub">—</td>}
+            {q.flow ? <Flow queue={q.name} flow={q.flow} now={now} busy={busy} actions={actions} /> : <td class="sub" data-label="Flow">—</td>}
             <td class="actions">
               {q.flow?.paused ? (
                 <button type="button" disabled={busy} aria-label={`Resume queue ${q.name}`} onClick={() => actions.resume(q.name)}>

@@ -24,11 +24,11 @@ function state(task: TaskSummary, now: number): { text: string; tone: string } {
  */
 function NextRun(props: { task: TaskSummary; now: number }) {
   const { task, now } = props;
-  if (task.breakerOpen) return <td data-next-run>when resumed</td>;
-  if (task.runsAt === null) return <td data-next-run>{task.scheduleError !== null ? "cannot compute" : "—"}</td>;
+  if (task.breakerOpen) return <td data-next-run data-label="Next run">when resumed</td>;
+  if (task.runsAt === null) return <td data-next-run data-label="Next run">{task.scheduleError !== null ? "cannot compute" : "—"}</td>;
   if (task.pausedUntil !== null) {
     return (
-      <td data-next-run title={`runs ${absolute(task.runsAt)}`}>
+      <td data-next-run data-label="Next run" title={`runs ${absolute(task.runsAt)}`}>
         paused until {absolute(task.pausedUntil)}
         {task.runsAt > task.pausedUntil ? <div class="sub">then runs {relative(task.runsAt, now)}</div> : null}
       </td>
@@ -36,7 +36,7 @@ function NextRun(props: { task: TaskSummary; now: number }) {
   }
   const backingOff = task.nextRunAfter !== null && task.runsAt === task.nextRunAfter;
   return (
-    <td data-next-run title={absolute(task.runsAt)}>
+    <td data-next-run data-label="Next run" title={absolute(task.runsAt)}>
       {relative(task.runsAt, now)}
       {backingOff ? <div class="sub">after its backoff</div> : null}
     </td>
@@ -62,7 +62,7 @@ export function Tasks(props: { tasks: TaskSummary[]; pausedUntil: number | null;
           Resume all
         </button>
       </div>
-      <table class="grid" aria-label="Tasks">
+      <table class="grid stack" aria-label="Tasks">
         <thead>
           <tr>
             <th>Task</th>
@@ -83,7 +83,7 @@ export function Tasks(props: { tasks: TaskSummary[]; pausedUntil: number | null;
                   <strong>{task.name}</strong>
                   <div class="sub">{task.schedule}</div>
                 </td>
-                <td title={absolute(task.lastRunAt)}>
+                <td data-label="Last run" title={absolute(task.lastRunAt)}>
                   {task.lastRunAt === null ? "never" : relative(task.lastRunAt, now)}
                   {task.lastOutcome ? <span class={`tag ${OUTCOME_TONE[task.lastOutcome]}`}>{task.lastOutcome.replace("_", " ")}</span> : null}
                   {task.lastDurationMs !== null ? <div class="sub">took {span(task.lastDurationMs)}</div> : null}
@@ -94,8 +94,8 @@ export function Tasks(props: { tasks: TaskSummary[]; pausedUntil: number | null;
                   ) : null}
                 </td>
                 <NextRun task={task} now={now} />
-                <td class={task.consecutiveFailures > 0 ? "num bad" : "num"}>{task.consecutiveFailures}</td>
-                <td>
+                <td class={task.consecutiveFailures > 0 ? "num bad" : "num"} data-label="Failures in a row">{task.consecutiveFailures}</td>
+                <td data-label="State">
                   <span class={`tag ${s.tone}`}>{s.text}</span>
                 </td>
                 <td class="actions">

@@ -36,7 +36,11 @@ export function ThroughputChart(props: { throughput: ThroughputSnapshot }) {
         height: HEIGHT,
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         axes: [{ ...AXIS, space: 80, values: (_u, splits) => splits.map((s) => utc(s).slice(0, 5)) }, { ...AXIS, label: `attempts per ${bucketMs / 1_000}s`, size: 60, incrs: COUNT_STEPS }],
-        series: [{ label: "UTC", value: (_u, v) => (v === null ? "--" : utc(v)) }, ...names.map((label, i) => ({ label, stroke: COLORS[i % COLORS.length], width: 2, points: { show: false } }))],
+        // Off the chart the legend shows the latest bucket (the one filling now), not "--" until hovered.
+        series: [
+          { label: "UTC", value: (u, v) => utc(v ?? latest(u, 0)) },
+          ...names.map((label, i) => ({ label, stroke: COLORS[i % COLORS.length], width: 2, points: { show: false }, value: (u: uPlot, v: number | null, s: number) => String(v ?? latest(u, s)) })),
+        ],
       },
       data,
       target,
@@ -62,4 +66,10 @@ export function ThroughputChart(props: { throughput: ThroughputSnapshot }) {
       <div class="chart" ref={box} hidden={names.length === 0} aria-label="Throughput per queue" />
     </div>
   );
+}
+
+/** The last value of series `s` (its newest bucket); 0 when it has none. */
+function latest(u: uPlot, s: number): number {
+  const values = u.data[s] ?? [];
+  return values[values.length - 1] ?? 0;
 }
