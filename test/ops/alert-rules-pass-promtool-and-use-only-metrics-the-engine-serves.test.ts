@@ -24,6 +24,14 @@ describe("ops/prometheus/tickwork-alerts.yml", () => {
     expect(check.output).toMatch(/SUCCESS: 8 rules found/);
   });
 
+  it("a scrape of /metrics, the process's default metrics included, passes promtool check metrics", async () => {
+    const a = await admin();
+    await scrapedNames(a);
+    const check = promtool(["check", "metrics"], undefined, (await a.get("/metrics")).text);
+    expect(check.output).toBe("");
+    expect(check.status).toBe(0);
+  });
+
   it("fires each alert where its unit tests say, and not elsewhere (promtool test rules)", () => {
     const test = promtool(["test", "rules", "tickwork-alerts.test.yml"], DIR);
     expect(test.status, test.output).toBe(0);
