@@ -36,10 +36,12 @@ export interface QueueFlowStatus {
   globalConcurrency: number | null;
   groupConcurrency: number | null;
   /**
-   * Jobs running in every process: claimed by a worker, started or held to start next (a prefetched
-   * job counts from its claim; a job whose lease lapsed counts until the rescue hands it back).
+   * Jobs running in every process: started by a handler (a job whose lease lapsed counts until the
+   * rescue hands it back).
    */
   running: number;
+  /** Jobs claimed by a worker in some process that has not started them yet: prefetched, or handed over and not begun. */
+  held: number;
   pending: number;
   /** The shared buckets every start draws from (a global rateLimit, a limiter). */
   buckets: BucketStatus[];
@@ -87,7 +89,7 @@ export class QueueControls {
     const names = queue !== undefined ? [queue] : this.deps.names();
     const { store } = this.deps;
     const now = this.deps.now();
-    const [pauses, counts] = await Promise.all([store.pauses({ queues: names }), store.countByStatus({ queues: names })]);
+    const [pauses, counts, held] = await Promise.all([store.pauses({ queues: names }), store.countByStatus({ queues: names }), store.countHeld({ queues: names })]);
     const specs = new Map<string, BucketSpec>();
     for (const name of names) for (const spec of this.deps.config(name)?.limits?.buckets ?? []) specs.set(spec.bucket, spec);
     const states = await store.bucketStates({ buckets: [...specs.keys()] });
@@ -104,7 +106,9 @@ export class QueueControls {
           pausedGroups: pauses.filter((p) => p.queue === name && p.group !== null).map((p) => p.group!),
           globalConcurrency: limits?.globalConcurrency ?? null,
           groupConcurrency: limits?.groupConcurrency ?? null,
-          running: c?.running ?? 0,
+          // The counts see a status; a claimed job is running by status before its handler starts.
+          running: Math.max(0, (c?.running ?? 0) - (held[name] ?? 0)),
+          held: held[name] ?? 0,
           pending: c?.pending ?? 0,
           buckets: (limits?.buckets ?? []).map((spec) => {
             const state = states[spec.bucket];

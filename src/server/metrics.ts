@@ -129,7 +129,7 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
   const registers = [registry];
   const defaults = o.defaultMetrics ? processMetrics(client) : undefined;
 
-  const jobs = new Gauge({ name: "tickwork_jobs", help: "Jobs in the store by queue and status (read at scrape from the counts the store's writes keep).", labelNames: ["queue", "status"], registers });
+  const jobs = new Gauge({ name: "tickwork_jobs", help: "Jobs in the store by queue and status; running: started by a handler, the claimed ones not started yet are tickwork_queue_held (read at scrape from the counts the store's writes keep).", labelNames: ["queue", "status"], registers });
   const pendingJobs = new Gauge({ name: "tickwork_job_pending", help: "A queue's pending jobs by state: due (run time reached: the backlog) or scheduled (run time ahead: delays, backoffs, flow parents waiting) (read at scrape).", labelNames: ["queue", "state"], registers });
   const oldestDue = new Gauge({ name: "tickwork_job_oldest_due_age_seconds", help: "How long the oldest due pending job of a queue has been due (0: none is due) (read at scrape).", labelNames: ["queue"], registers });
   const succeeded = new Counter({ name: "tickwork_job_succeeded_total", help: "Job attempts that succeeded in this process.", labelNames: ["queue"], registers });
@@ -160,7 +160,8 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
   const fanoutFailures = new Gauge({ name: "tickwork_fanout_consecutive_failures", help: "Consecutive failed rounds of a fan-out (read at scrape).", labelNames: ["fanout"], registers });
 
   const queuePaused = new Gauge({ name: "tickwork_queue_paused", help: "1 while a queue is paused for every process (read at scrape).", labelNames: ["queue"], registers });
-  const queueRunning = new Gauge({ name: "tickwork_queue_running", help: "Jobs of a queue running in every process, leases not lapsed (read at scrape).", labelNames: ["queue"], registers });
+  const queueRunning = new Gauge({ name: "tickwork_queue_running", help: "Jobs of a queue whose handler started, in every process (read at scrape).", labelNames: ["queue"], registers });
+  const queueHeld = new Gauge({ name: "tickwork_queue_held", help: "Jobs of a queue claimed by a worker in some process and not started yet: prefetched, or handed over and not begun (read at scrape).", labelNames: ["queue"], registers });
   const globalConcurrency = new Gauge({ name: "tickwork_queue_global_concurrency", help: "A queue's globalConcurrency, for queues that set one (compare with tickwork_queue_running).", labelNames: ["queue"], registers });
   const groupJobs = new Gauge({ name: "tickwork_group_jobs", help: `Jobs of a grouped queue's busiest groups (at most ${GROUP_SERIES} per queue) by state: pending, running (read at scrape).`, labelNames: ["queue", "group", "state"], registers });
   const limitTokens = new Gauge({ name: "tickwork_limit_tokens", help: "Tokens in a shared budget now: a queue's global rate limit (queue:<name>) or a limiter (limiter:<name>) (read at scrape).", labelNames: ["bucket"], registers });
@@ -303,7 +304,7 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
   };
   type StoreRead = Awaited<ReturnType<typeof readStore>>;
   /** The gauges read from the store, set from one read. */
-  const STORE_GAUGES = [jobs, oldestDue, pendingJobs, consecutive, paused, breakerOpen, backedOff, deliveryItems, deliveryBudget, lastPassSent, behind, fanoutFailures, queuePaused, queueRunning, globalConcurrency, groupJobs, limitTokens, limitPaused];
+  const STORE_GAUGES = [jobs, oldestDue, pendingJobs, consecutive, paused, breakerOpen, backedOff, deliveryItems, deliveryBudget, lastPassSent, behind, fanoutFailures, queuePaused, queueRunning, queueHeld, globalConcurrency, groupJobs, limitTokens, limitPaused];
   const fromStore = ({ stored, scheduler, deliveries, fanouts, flows, limiters, dueSince, scheduled }: StoreRead, now: number, declared: string[]): void => {
     zeroes({
       queues: declared,
@@ -350,11 +351,12 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
       behind.set({ fanout: f.name }, f.targets.filter((t) => t.behind).length);
       fanoutFailures.set({ fanout: f.name }, f.consecutiveFailures);
     }
-    for (const gauge of [queuePaused, queueRunning, globalConcurrency, groupJobs, limitTokens, limitPaused]) gauge.reset();
+    for (const gauge of [queuePaused, queueRunning, queueHeld, globalConcurrency, groupJobs, limitTokens, limitPaused]) gauge.reset();
     const buckets = new Map<string, { tokens: number; pausedUntil: number | null }>();
     for (const f of flows) {
       queuePaused.set({ queue: f.name }, f.paused ? 1 : 0);
       queueRunning.set({ queue: f.name }, f.running);
+      queueHeld.set({ queue: f.name }, f.held);
       if (f.globalConcurrency !== null) globalConcurrency.set({ queue: f.name }, f.globalConcurrency);
       for (const g of f.groups) {
         groupJobs.set({ queue: f.name, group: g.group, state: "pending" }, g.pending);

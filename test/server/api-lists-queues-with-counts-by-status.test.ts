@@ -4,7 +4,7 @@ import { allStoreCases } from "../support/stores.js";
 import { adminFor } from "./support/admin.js";
 
 /** A declared queue's flow with no limit set and nothing paused. */
-const free = (name: string, pending: number, running = 0): QueueFlowView => ({
+const free = (name: string, pending: number, running = 0, held = 0): QueueFlowView => ({
   name,
   paused: false,
   pausedAt: null,
@@ -12,6 +12,7 @@ const free = (name: string, pending: number, running = 0): QueueFlowView => ({
   globalConcurrency: null,
   groupConcurrency: null,
   running,
+  held,
   pending,
   buckets: [],
   groups: [],

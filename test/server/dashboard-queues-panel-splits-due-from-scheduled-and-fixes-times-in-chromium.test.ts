@@ -228,6 +228,21 @@ describe("the dashboard's overview for an on-call engineer, in headless Chromium
     expect(problems).toEqual([]);
   });
 
+  it("shows a queue's running jobs as those a handler started, with the ones claimed and not started apart", async () => {
+    const { tw, url, page, problems } = await dashboard();
+    const work = tw.queue<number>("work", {});
+    await work.enqueueMany([0, 1, 2, 3].map((n) => ({ payload: n })));
+    const now = tw.clock.now();
+    // A worker elsewhere claimed three, started one and holds two to start as its slots free.
+    await tw.store.queue.claimDue({ queue: "work", limit: 3, start: 1, now, leaseUntil: now + 30_000, workerId: "elsewhere/work" });
+
+    await page.goto(`${url}#token=${TOKEN}`);
+    const running = queueRow(page, "work").locator('[data-status="running"]');
+    await expect.poll(() => running.locator("a").textContent(), { timeout: 10_000 }).toBe("1");
+    expect(await running.locator("[data-held]").textContent()).toBe("2 held to start");
+    expect(problems, problems.join("\n")).toEqual([]);
+  });
+
   it("fits a 400 px wide screen: the overview's tables stack their cells and the page scrolls down, never sideways", async () => {
     const { tw, url, page, problems } = await dashboard();
     await page.setViewportSize({ width: 400, height: 900 });

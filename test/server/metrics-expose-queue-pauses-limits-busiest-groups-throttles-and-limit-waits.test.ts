@@ -86,6 +86,20 @@ describe.each(allStoreCases())("GET /metrics and flow control ($name)", (storeCa
     expect(value(m, "tickwork_limiter_paused_total", { limiter: "prices-api" })).toBe(1);
   });
 
+  it("reads the jobs a worker claimed and has not started apart from the running ones", async () => {
+    const a = await admin();
+    a.tw.queue("work", {});
+    await a.tw.queue("work").enqueueMany([0, 1, 2, 3].map((n) => ({ payload: { n } })));
+    const now = a.clock.now();
+    // A worker elsewhere claimed three, started one and holds two to start next.
+    await a.tw.store.queue.claimDue({ queue: "work", limit: 3, start: 1, now, leaseUntil: now + 30_000, workerId: "elsewhere/work" });
+    const m = parseExposition((await a.get("/metrics")).text);
+    expect(value(m, "tickwork_queue_running", { queue: "work" })).toBe(1);
+    expect(value(m, "tickwork_queue_held", { queue: "work" })).toBe(2);
+    expect(value(m, "tickwork_jobs", { queue: "work", status: "running" })).toBe(1);
+    expect(value(m, "tickwork_jobs", { queue: "work", status: "pending" })).toBe(1);
+  });
+
   it("counts a queue held back by its rateLimit in this process as throttled by rateLimit, once per hold", async () => {
     const a = await admin();
     const ran: number[] = [];

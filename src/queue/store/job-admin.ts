@@ -33,6 +33,17 @@ export class JobAdmin implements QueueAdmin {
     private readonly notices: AdminNotices = NO_NOTICES,
   ) {}
 
+  async countHeld({ queues }: { queues: string[] }): Promise<Record<string, number>> {
+    if (queues.length === 0) return {};
+    const list = this.d.inList(1, queues, "text");
+    // `status = 'running'` as a literal: the running jobs' partial index (a few rows: what workers hold).
+    const rows = await this.db.query<{ queue: string; n: number | string }>(
+      `SELECT queue, count(*) AS n FROM tickwork_jobs WHERE status = 'running' AND started_at IS NULL AND queue ${list.sql} GROUP BY queue`,
+      [list.value],
+    );
+    return Object.fromEntries(rows.map((r) => [r.queue, Number(r.n)]));
+  }
+
   async get({ id }: { id: string }): Promise<Job | null> {
     const [row] = await this.db.query<JobRow>(`SELECT ${this.d.jobColumns()} FROM tickwork_jobs WHERE id = $1`, [this.d.id(id)]);
     return this.job(row);

@@ -24,6 +24,10 @@ export abstract class SharedQueueStore implements QueueFlowControl, QueueAdmin {
     this.admin = new JobAdmin(db, dialect, retry, notices);
   }
 
+  countHeld(params: Parameters<QueueStore["countHeld"]>[0]) {
+    return this.admin.countHeld(params);
+  }
+
   get(params: Parameters<QueueStore["get"]>[0]) {
     return this.admin.get(params);
   }

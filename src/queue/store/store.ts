@@ -188,6 +188,12 @@ export interface QueueFlowControl {
 /** One job's reads and an operator's actions on it: one SQL text for both dialects. */
 export interface QueueAdmin {
   /**
+   * Of `queues`, the jobs claimed by a worker that has not started them yet (prefetched, or handed
+   * over and not begun): running by status, not by handler. Queues with none are left out.
+   */
+  countHeld(params: { queues: string[] }): Promise<Record<string, number>>;
+
+  /**
    * Records a running attempt's progress (JSON text), if `attempt` is still the one running. Returns
    * whether it applied. A store with notifications signals the job's waiters in other processes.
    */

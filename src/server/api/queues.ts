@@ -78,6 +78,7 @@ export function flowView(s: QueueFlowStatus): QueueFlowView {
     globalConcurrency: s.globalConcurrency,
     groupConcurrency: s.groupConcurrency,
     running: s.running,
+    held: s.held,
     pending: s.pending,
     buckets: s.buckets.map((b) => ({ bucket: b.bucket, intervalMs: b.intervalMs, burst: b.burst, tokens: b.tokens, pausedUntil: b.pausedUntil, nextTokenAt: b.nextTokenAt })),
     groups: s.groups.map((g) => ({ group: g.group, pending: g.pending, running: g.running })),

@@ -59,8 +59,10 @@ export interface QueueFlowView {
   pausedGroups: string[];
   globalConcurrency: number | null;
   groupConcurrency: number | null;
-  /** Jobs running in every process (a job whose lease lapsed counts until the rescue hands it back). */
+  /** Jobs started in every process (a job whose lease lapsed counts until the rescue hands it back). */
   running: number;
+  /** Jobs claimed by a worker and not started yet: prefetched, or handed over and not begun. */
+  held: number;
   pending: number;
   buckets: BucketView[];
   /** The busiest groups, most jobs first. */

@@ -41,6 +41,7 @@ describe.each(allStoreCases())("queues.status() reports pauses, running and pend
       globalConcurrency: 4,
       groupConcurrency: 2,
       running: 2,
+      held: 0,
       pending: 4,
       // Burst 2 spent by the two starts: the next token is one interval (500 ms) away.
       buckets: [{ bucket: "queue:work", intervalMs: 500, burst: 2, tokens: 0, pausedUntil: null, nextTokenAt: T0 + 1_500 }],
@@ -53,7 +54,7 @@ describe.each(allStoreCases())("queues.status() reports pauses, running and pend
     });
     expect(idle).toEqual({
       name: "idle", paused: false, pausedAt: null, pausedGroups: [], globalConcurrency: null, groupConcurrency: null,
-      running: 0, pending: 0, buckets: [], groups: [], heldBy: null,
+      running: 0, held: 0, pending: 0, buckets: [], groups: [], heldBy: null,
     });
   });
 

@@ -32,6 +32,21 @@ describe.each(allStoreCases())("an attempt counts from its start ($name)", (stor
     expect(await tw.jobs.get(jobs[2]!.id)).toMatchObject({ status: "running", attempts: 1, startedAt: null, lease: { workerId: DEAD_WORKER } });
   });
 
+  it("a queue's status counts the held jobs apart from the started ones, and a start moves one across", async () => {
+    const { tw } = await engine();
+    const q = tw.queue("work", {});
+    tw.queue("other", {});
+    await q.enqueueMany([0, 1, 2, 3, 4].map((n) => ({ payload: { n } })));
+    const claimed = await tw.store.queue.claimDue({ queue: "work", limit: 4, start: 1, now: T0, leaseUntil: T0 + 30 * SECOND, workerId: DEAD_WORKER });
+    expect(await tw.store.queue.countHeld({ queues: ["work", "other"] })).toEqual({ work: 3 });
+    expect(await tw.store.queue.countHeld({ queues: [] })).toEqual({});
+    const status = async () => (await tw.queues.status("work"))[0]!;
+    expect(await status()).toMatchObject({ running: 1, held: 3, pending: 1 });
+
+    await tw.store.queue.markStarted({ workerId: DEAD_WORKER, jobs: [{ id: claimed[1]!.id, attempt: 1, at: T0 + SECOND }] });
+    expect(await status()).toMatchObject({ running: 2, held: 2, pending: 1 });
+  });
+
   it("marking a start is fenced: only the holder's unstarted attempt is marked, once", async () => {
     const { tw } = await engine();
     const q = tw.queue("work", {});

@@ -182,6 +182,11 @@ export function Queues(props: { queues: QueueSummary[]; throughput: ThroughputSn
             </td>
             <td class="num" data-status="running" data-label="Running">
               <Counted q={q} state="running" text={count(q.counts.running)} />
+              {q.flow && q.flow.held > 0 ? (
+                <div class="sub" data-held title="claimed by a worker, to start as its slots free (prefetched, or handed over)">
+                  {count(q.flow.held)} held to start
+                </div>
+              ) : null}
             </td>
             <td class={q.counts.failed > 0 ? "num bad" : "num"} data-status="failed" data-label="Failed">
               <Counted q={q} state="failed" text={count(q.counts.failed)} />
