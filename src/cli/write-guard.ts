@@ -8,7 +8,7 @@ import type { Store } from "../store/store.js";
  */
 const ALLOWED: Readonly<Record<string, ReadonlySet<string>>> = {
   store: new Set(["schemaVersion", "close"]),
-  queue: new Set(["get", "list", "countByStatus", "bucketStates", "pauses", "groupCounts", "nextWakeAt"]),
+  queue: new Set(["get", "list", "countByStatus", "countHeld", "bucketStates", "pauses", "groupCounts", "nextWakeAt"]),
   schedule: new Set(["ensureTasks", "loadTasks", "pausedUntil", "history"]),
   cache: new Set(["get"]),
   idempotency: new Set(["find", "findByKey", "list"]),
