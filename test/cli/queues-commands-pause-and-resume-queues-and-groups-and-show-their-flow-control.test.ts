@@ -94,7 +94,7 @@ describe.each(cliDatabases)("tickwork queues on $name", ({ make }) => {
 
     const json = JSON.parse((await withConfig("queues", "status", "work", "--groups", "1", "--json")).stdout) as QueueFlowStatus[];
     expect(json).toEqual([
-      { name: "work", paused: false, pausedAt: null, pausedGroups: ["globex"], globalConcurrency: 3, groupConcurrency: 1, running: 0, pending: 3, buckets: [], groups: [{ group: "acme", pending: 2, running: 0 }], heldBy: null },
+      { name: "work", paused: false, pausedAt: null, pausedGroups: ["globex"], globalConcurrency: 3, groupConcurrency: 1, running: 0, held: 0, pending: 3, buckets: [], groups: [{ group: "acme", pending: 2, running: 0 }], heldBy: null },
     ]);
     expect((await withConfig("queues", "resume", "work", "--group", "globex")).code).toBe(0);
   });
