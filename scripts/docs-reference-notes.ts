@@ -60,6 +60,7 @@ export const EVENT_NOTES: Record<string, string> = {
   "delivery.emitted": "items written to the outbox (off at the default level, counted by `/metrics`)",
   "delivery.not_ready": "`emitFrom`'s `ready` said the source is not complete yet: nothing was read",
   "delivery.carried": "a pass used its whole budget; the rest goes in the next tick, 100 ms later",
+  "delivery.sent": "a pass sent items, once its outcomes were written: how many were delivered, failed with a retry to come, or dropped",
   "delivery.failed": "a send failed; retried at `retryAt`",
   "delivery.retried": "a retry was delivered",
   "delivery.dropped": "the retry schedule ran out: the item is in the dead-letter table",

@@ -169,6 +169,7 @@ export class Delivery<T = unknown> {
     // Logged once written: an event never reports an outcome a crash then undid.
     for (const log of events) log();
     const pass: DeliveryPass = { sent: rows.length, delivered: outcomes.delivered.length, failed: outcomes.retries.length, dropped: outcomes.dropped.length, carried: false, nextAt: null };
+    if (pass.sent > 0) this.deps.logger.debug("delivery.sent", { delivery: this.name, sent: pass.sent, delivered: pass.delivered, failed: pass.failed, dropped: pass.dropped });
     // Work is carried when the budget (or the tick's retry allowance), not the outbox, ended the pass.
     // Checking whether the starved kind had anything due would cost a query per tick; a 100 ms
     // wake-up that finds nothing is cheaper.

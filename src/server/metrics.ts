@@ -66,6 +66,8 @@ async function readAtMost<T>(ms: number, read: () => Promise<T>): Promise<T | nu
 
 /** How an attempt that ran in this process ended: its `job.*` event, as the `outcome` label says it. */
 const JOB_OUTCOMES = { "job.succeeded": "succeeded", "job.retry_scheduled": "retried", "job.snoozed": "snoozed", "job.failed": "failed", "job.outcome_refused": "refused" } as const;
+/** How a delivery's send ended, as `tickwork_delivery_sends_total` labels it (the `delivery.sent` event's fields). */
+const SEND_OUTCOMES = ["delivered", "failed", "dropped"] as const;
 const TASK_OUTCOMES = { "task.succeeded": "succeeded", "task.failed": "failed", "task.backoff": "backed_off", "task.outcome_refused": "refused" } as const;
 /** Every limit a claim can be held by (a Record, so a new kind of hold fails to compile until it is listed). */
 const HOLDS = Object.keys({ paused: 1, globalConcurrency: 1, groupConcurrency: 1, rateLimit: 1, groupRateLimit: 1 } satisfies Record<ClaimHold, 1>);
@@ -150,6 +152,7 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
   const emitted = new Counter({ name: "tickwork_delivery_items_emitted_total", help: "Items written to a delivery's outbox.", labelNames: ["delivery"], registers });
   const deliveryRetries = new Counter({ name: "tickwork_delivery_retries_total", help: "Failed delivery sends with a retry scheduled.", labelNames: ["delivery"], registers });
   const deliveryDropped = new Counter({ name: "tickwork_delivery_dropped_total", help: "Delivery items dropped to the dead-letter table after their last retry.", labelNames: ["delivery"], registers });
+  const sends = new Counter({ name: "tickwork_delivery_sends_total", help: "Delivery sends in this process by outcome: delivered, failed (a retry to come), dropped (after the last retry).", labelNames: ["delivery", "outcome"], registers });
   const exhausted = new Counter({ name: "tickwork_delivery_budget_exhausted_total", help: "Delivery passes that used their whole budget and carried work to the next tick.", labelNames: ["delivery"], registers });
   const deliveryItems = new Gauge({ name: "tickwork_delivery_items", help: "Delivery items by state: pending (first send), retrying, dropped (read at scrape).", labelNames: ["delivery", "state"], registers });
   const deliveryBudget = new Gauge({ name: "tickwork_delivery_budget", help: "Sends per tick a delivery may take from the tick's outbound budget.", labelNames: ["delivery"], registers });
@@ -193,7 +196,10 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
         taskSeconds.zero({ task, outcome });
       }
     }
-    for (const delivery of u.deliveries) for (const counter of [emitted, deliveryRetries, deliveryDropped, exhausted]) counter.inc({ delivery }, 0);
+    for (const delivery of u.deliveries) {
+      for (const counter of [emitted, deliveryRetries, deliveryDropped, exhausted]) counter.inc({ delivery }, 0);
+      for (const outcome of SEND_OUTCOMES) sends.inc({ delivery, outcome }, 0);
+    }
     for (const fanout of u.fanouts) for (const counter of [pushFailures, fanoutRetries]) counter.inc({ fanout }, 0);
     for (const limiter of u.limiters) limiterPauses.inc({ limiter }, 0);
   };
@@ -260,6 +266,9 @@ export function prometheusMetrics(tw: Tickwork, options: MetricsOptions = {}): M
         break;
       case "delivery.carried":
         if (typeof e.delivery === "string") exhausted.inc({ delivery: e.delivery });
+        break;
+      case "delivery.sent":
+        if (typeof e.delivery === "string") for (const outcome of SEND_OUTCOMES) if (typeof e[outcome] === "number" && e[outcome] > 0) sends.inc({ delivery: e.delivery, outcome }, e[outcome]);
         break;
       case "fanout.push_failed":
         if (typeof e.fanout === "string") pushFailures.inc({ fanout: e.fanout });

@@ -58,6 +58,11 @@ describe.each(allStoreCases())("/api/deliveries and /api/fanouts ($name)", (stor
     expect(value(m, "tickwork_delivery_items", { delivery: "daily", state: "dropped" })).toBe(0);
     expect(value(m, "tickwork_delivery_budget", { delivery: "daily" })).toBe(500);
     expect(value(m, "tickwork_delivery_last_pass_sent", { delivery: "daily" })).toBe(3);
+    // Every send counted by how it ended: three failed, then dropped at their last retry, then
+    // replayed and delivered.
+    expect(value(m, "tickwork_delivery_sends_total", { delivery: "daily", outcome: "failed" })).toBe(3);
+    expect(value(m, "tickwork_delivery_sends_total", { delivery: "daily", outcome: "dropped" })).toBe(3);
+    expect(value(m, "tickwork_delivery_sends_total", { delivery: "daily", outcome: "delivered" })).toBe(3);
   });
 
   it("counts a delivery's budget running out", async () => {

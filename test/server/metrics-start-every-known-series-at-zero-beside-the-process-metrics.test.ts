@@ -47,6 +47,7 @@ describe("GET /metrics before anything happened", () => {
     for (const counter of ["tickwork_delivery_items_emitted_total", "tickwork_delivery_retries_total", "tickwork_delivery_dropped_total", "tickwork_delivery_budget_exhausted_total"]) {
       expect(value(m, counter, { delivery: "hooks" }), counter).toBe(0);
     }
+    for (const outcome of ["delivered", "failed", "dropped"]) expect(value(m, "tickwork_delivery_sends_total", { delivery: "hooks", outcome })).toBe(0);
     expect(value(m, "tickwork_fanout_push_failures_total", { fanout: "symbols" })).toBe(0);
     expect(value(m, "tickwork_fanout_retries_total", { fanout: "symbols" })).toBe(0);
     expect(value(m, "tickwork_limiter_paused_total", { limiter: "prices-api" })).toBe(0);
