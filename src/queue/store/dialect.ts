@@ -86,6 +86,11 @@ export const POSTGRES_DIALECT: QueueDialect = {
   runsClaimFunctions: true,
 };
 
+/** A list parameter on SQLite: one JSON text, read by json_each. */
+function sqliteList(param: number, values: readonly (string | number)[], type: "text" | "bigint"): { sql: string; value: unknown } {
+  return { sql: `IN (SELECT value FROM json_each($${param}))`, value: JSON.stringify(type === "bigint" ? values.map(Number) : values) };
+}
+
 export const SQLITE_DIALECT: QueueDialect = {
   payloadIsText: true,
   jobColumns: (table = "tickwork_jobs") => jobColumns(false, { table }),
@@ -97,10 +102,10 @@ export const SQLITE_DIALECT: QueueDialect = {
   json: (param) => param,
   least: (a, b) => `min(${a}, ${b})`,
   dueRunAt: "+run_at",
-  inList: (param, values, type) => ({ sql: `IN (SELECT value FROM json_each($${param}))`, value: JSON.stringify(type === "bigint" ? values.map(Number) : values) }),
+  inList: sqliteList,
   idsChosenBy: (subquery) => `id IN (${subquery})`,
-  pickedIds(param, ids) {
-    const list = this.inList(param, ids, "bigint");
+  pickedIds: (param, ids) => {
+    const list = sqliteList(param, ids, "bigint");
     return { from: "", where: `id ${list.sql}`, value: list.value };
   },
   lockQueue: () => null,

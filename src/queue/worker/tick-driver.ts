@@ -56,8 +56,9 @@ export class TickDriver {
       if (asked === 0) {
         // The queue's rateLimit in this process holds it back: a hold like the store's limits'.
         const now = clock.now();
-        claimer.noteHold("rateLimit", 0, wanted, now + limiter.wait(now));
-        return { ran, more: false, heldUntil: now + limiter.wait(now) };
+        const heldUntil = now + limiter.wait(now);
+        claimer.noteHold("rateLimit", 0, wanted, heldUntil);
+        return { ran, more: false, heldUntil };
       }
       let limit = asked;
       let cutBySlots = false;
