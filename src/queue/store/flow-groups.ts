@@ -17,6 +17,7 @@ export interface Walk {
 }
 
 /**
+ * SQLite's grouped claim (PostgreSQL's is one call of `tickwork_claim_grouped`, the same walk in SQL).
  * Picks up to `want` due jobs of a grouped queue, fairly: the groups with pending jobs are walked in
  * key order from the one after the last claim's (round-robin across claims, wrapping at the end), a
  * group gets its weight's share per round (1 by default) while it has due jobs and room under its
@@ -111,7 +112,7 @@ export function* walkGroups(
       return Math.max(0, cap);
     };
     const limitsByGroup = eligible.map((k): [string, number] => [k, limitOf(k)]);
-    const heads = yield* groupHeads(tx, d, queue, now, limitsByGroup);
+    const heads = yield* groupHeads(tx, queue, now, limitsByGroup);
     // Round-robin over what was found: every group's first job, then every group's second, ...
     const byGroup = new Map<string, string[]>();
     for (const h of heads) {
@@ -175,24 +176,10 @@ function nextGroupsSql(d: QueueDialect, blocked: string[]): { sql: string; block
   return { sql, blocked: list.value };
 }
 
-/** Up to `limit` due jobs of each group, in claim order within the group. */
-function* groupHeads(tx: SqlTx, d: QueueDialect, queue: string, now: number, groups: [string, number][]): Body<{ id: string; group: string }[]> {
+/** Up to `limit` due jobs of each group, in claim order within the group: one probe of the group index each. */
+function* groupHeads(tx: SqlTx, queue: string, now: number, groups: [string, number][]): Body<{ id: string; group: string }[]> {
   const wanted = groups.filter(([, n]) => n > 0);
   if (wanted.length === 0) return [];
-  if (d.bindsArrays) {
-    const rows = yield* tx.query<{ id: string; group_key: string }>(
-      `SELECT x.id::text AS id, g.k AS group_key
-       FROM unnest($2::text[], $3::int[]) WITH ORDINALITY AS g(k, m, ord)
-       CROSS JOIN LATERAL (
-         SELECT id, priority, run_at FROM tickwork_jobs t
-         WHERE t.queue = $1 AND t.group_key = g.k AND t.status = 'pending' AND t.run_at <= $4
-         ORDER BY t.priority, t.run_at, t.id LIMIT g.m
-       ) AS x
-       ORDER BY g.ord, x.priority, x.run_at, x.id`,
-      [queue, wanted.map(([k]) => k), wanted.map(([, n]) => n), now],
-    );
-    return rows.map((r) => ({ id: r.id, group: r.group_key }));
-  }
   const heads: { id: string; group: string }[] = [];
   for (const [group, limit] of wanted) {
     // `+run_at` keeps the walk in the group index's order (see the plain claim in queue/store/sqlite.ts).

@@ -18,6 +18,7 @@ interface GroupedClaim {
   jobs: JobRow[];
   paused: boolean;
   held: ClaimHold | null;
+  retryAt: number | string | null;
   cursor: string | null;
 }
 
@@ -36,29 +37,34 @@ export class FlowSql {
 
   claim(params: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
     const { limits } = params;
-    if (this.d.runsClaimFunctions && limits.grouped && limits.buckets.length === 0 && !limits.groupRate) return this.claimGroupedInDatabase(params);
+    if (this.d.runsClaimFunctions && limits.grouped) return this.claimGroupedInDatabase(params);
     return this.db.transaction((tx) => this.claimBody(tx, params));
   }
 
   /**
-   * A grouped claim on PostgreSQL without rate buckets: one call of `tickwork_claim_grouped` (in
-   * store/migrations/postgres/) walks the groups and starts their jobs, each group under a lock of its
-   * own (not the queue's: claims of other groups walk and start beside it). Claims at the same time start from
-   * the same shared cursor; one that finds a group locked by another passes it and walks on, up to
-   * GROUP_PROBES groups per group wanted beyond what it asks for. Only their last step, moving the
-   * cursor forward, waits for the claim before it to commit.
+   * A grouped claim on PostgreSQL: one call of `tickwork_claim_grouped` (in store/migrations/postgres/)
+   * takes the queue's rate buckets, walks the groups and starts their jobs, each group under a lock of
+   * its own (not the queue's: claims of other groups walk and start beside it) and within its own
+   * bucket. Claims at the same time start from the same shared cursor; one that finds a group locked
+   * by another passes it and walks on, up to GROUP_PROBES groups per group wanted beyond what it asks
+   * for. Only their last step, moving the cursor forward, waits for the claim before it to commit;
+   * under rate buckets, claims of the queue take its buckets one after another.
    */
   private async claimGroupedInDatabase(p: ClaimParams & { limits: ClaimLimits }): Promise<ClaimResult> {
     const { limits } = p;
     const depth = limits.groupConcurrency === 1 ? Math.max(1, p.serialDepth ?? 1) : 1;
     const groups = Math.ceil(p.limit / depth);
-    const [row] = await this.db.query<{ claim: GroupedClaim }>(`SELECT tickwork_claim_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS claim`, [
-      p.queue, p.limit, limits.groupConcurrency ?? null, limits.groupWeights ? JSON.stringify(limits.groupWeights) : null, p.after ?? null,
-      p.now, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null, GROUP_PROBES * groups, depth, p.start ?? null,
-    ]);
+    const [row] = await this.db.query<{ claim: GroupedClaim }>(
+      `SELECT tickwork_claim_grouped($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) AS claim`,
+      [
+        p.queue, p.limit, limits.groupConcurrency ?? null, limits.groupWeights ? JSON.stringify(limits.groupWeights) : null, p.after ?? null,
+        p.now, p.workerId, p.leaseUntil, p.queueMaxAttempts ?? null, GROUP_PROBES * groups, depth, p.start ?? null,
+        limits.buckets.length ? JSON.stringify(limits.buckets) : null, limits.groupRate ? JSON.stringify(limits.groupRate) : null,
+      ],
+    );
     const claim = row!.claim;
     const jobs = claim.jobs.map((job) => toJob(job, false)).sort(byClaimOrder);
-    return { jobs, paused: claim.paused, held: claim.held, retryAt: null, cursor: claim.cursor };
+    return { jobs, paused: claim.paused, held: claim.held, retryAt: claim.retryAt === null ? null : Number(claim.retryAt), cursor: claim.cursor };
   }
 
   /**
@@ -209,7 +215,8 @@ export class FlowSql {
     let groupHeld: ClaimHold | null = null;
     let cursor = p.after ?? null;
     if (limits.grouped) {
-      // The walk goes on where the last claim of any process ended (`after` only until one has).
+      // Only SQLite walks here (PostgreSQL's grouped claim is one call, above). The walk goes on where
+      // the last claim of any process ended (`after` only until one has).
       const walk = yield* walkGroups(tx, d, { ...p, after: sharedCursor ?? p.after ?? null, want, running, pausedGroups });
       ids = walk.ids;
       cursor = walk.cursor;

@@ -226,32 +226,63 @@ BEGIN
 END
 $fn$;
 
--- One claim of a grouped queue without rate buckets, whole: returns {jobs, paused, held, cursor}.
--- Groups with pending jobs are visited in key order from the queue's shared cursor (or p_after while
--- it has none), wrapping once, until p_want groups are taken or p_want + p_probes visited, in a fixed
--- number of statements:
+-- A rate bucket's arithmetic (GCRA, as the engine's BucketSpec computes it): the tokens a bucket
+-- (its row's tat and paused_until; a missing row is full) has at p_now, and when its next one is.
+CREATE FUNCTION tickwork_bucket_tokens(p_tat double precision, p_paused bigint, p_interval double precision, p_burst integer, p_now bigint)
+RETURNS integer LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT CASE
+    WHEN p_tat IS NULL THEN p_burst
+    WHEN p_paused IS NOT NULL AND p_now < p_paused THEN 0
+    ELSE greatest(0, least(p_burst, floor((p_burst * p_interval - greatest(0, p_tat - p_now)) / p_interval + 1e-9)))::integer
+  END
+$fn$;
+
+CREATE FUNCTION tickwork_bucket_next(p_tat double precision, p_paused bigint, p_interval double precision, p_burst integer, p_now bigint)
+RETURNS bigint LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT CASE
+    WHEN p_tat IS NULL THEN p_now
+    ELSE greatest(CASE WHEN p_paused IS NOT NULL AND p_now < p_paused THEN p_paused ELSE p_now END,
+                  ceil(p_tat - (p_burst - 1) * p_interval)::bigint)
+  END
+$fn$;
+
+-- One claim of a grouped queue, whole: returns {jobs, paused, held, retryAt, cursor}.
+-- p_buckets: the buckets every start takes a token of (the queue's rateLimit, named limiters), as
+-- [{bucket, intervalMs, burst}]; p_group_rate: each group's own bucket ({intervalMs, burst}, the
+-- row 'group:<queue>/<group>'). Both NULL for a queue without rate limits.
+-- 0. The queue's buckets are locked (in key order, so claims and limiter takes cannot deadlock) and
+--    cut p_want to the tokens they have; with none left the claim ends held by 'rateLimit'.
+-- Groups with pending jobs are then visited in key order from the queue's shared cursor (or p_after
+-- while it has none), wrapping once, until p_want groups are taken or p_want + p_probes visited, in
+-- a fixed number of statements:
 -- 1. One recursive query walks: each step finds the next group with pending jobs after the last and
 --    judges it, in a CASE so that each check runs only when those before it passed: -1 paused; 0 no
 --    due job, or another claim holds its lock (that claim starts it); -2 its running jobs fill the
---    cap (p_cap, its groupConcurrency; NULL: none) as the walk's snapshot sees them; 1 taken, its lock
---    (a try) held. The lock is a try, so claims never wait on each other nor on each other's commits,
---    and cannot deadlock.
--- 2. One statement counts the running jobs of the groups taken. Its snapshot, taken after the locks,
---    sees every start of those groups committed before, which the walk's would not: a group another
---    claim filled meanwhile is found full here. A settle or a rescue only ever lowers a count.
+--    cap (p_cap, its groupConcurrency; NULL: none) as the walk's snapshot sees them; -3 its own bucket
+--    has no token; 1 taken, its lock (a try) held. The lock is a try, so claims never wait on each
+--    other nor on each other's commits, and cannot deadlock.
+-- 2. One statement counts the running jobs and reads the bucket of the groups taken. Its snapshot,
+--    taken after the locks, sees every start of those groups committed before, which the walk's would
+--    not: a group another claim filled (or spent) meanwhile is found so here. A settle or a rescue
+--    only ever lowers a count.
 -- 3. One statement starts their jobs: each group the same share of p_want (times its weight in
---    p_weights; 1 for a group not named), within its room, taken round-robin (in each round every
---    group its weight's worth, in claim order). Under groupConcurrency 1 a group taken with none of
---    its jobs running takes up to p_depth of them, for a worker that runs them one after another.
---    Only the first p_start of them in that order are started (started_at); the rest are held for the
---    worker, which writes their starts as its slots free. The columns set are the plain claim's.
--- The queue's lock is taken shared: the claim that walks under its exclusive lock (queues with rate
--- limits) never runs beside this one. The last group taken (or visited) is where the next claim of
--- any process goes on from; a move of the cursor goes only forward, from where this claim started
--- towards where it ended. The claim's commit still waits for the WAL flush: a start lost in a crash
--- of the server would let a group's next job start beside one still running.
+--    p_weights; 1 for a group not named), within its room (cap and tokens), taken round-robin (in
+--    each round every group its weight's worth, in claim order), and takes the groups' tokens. Under
+--    groupConcurrency 1 a group taken with none of its jobs running takes up to p_depth of them, for
+--    a worker that runs them one after another. Only the first p_start of them in that order are
+--    started (started_at); the rest are held for the worker, which writes their starts as its slots
+--    free. The columns set are the plain claim's.
+-- The queue's lock is taken shared: the claim of an ungrouped queue, which takes it exclusive, never
+-- runs beside this one. The last group taken (or visited) is where the next claim of any process
+-- goes on from; a move of the cursor goes only forward, from where this claim started towards where
+-- it ended. The claim's commit still waits for the WAL flush: a start lost in a crash of the server
+-- would let a group's next job start beside one still running.
+-- held names what kept the claim from taking p_want, though due jobs may be waiting, and retryAt
+-- when a token held back is there again (NULL: when a job finishes, or at the next poll).
 CREATE FUNCTION tickwork_claim_grouped(p_queue text, p_want integer, p_cap integer, p_weights jsonb, p_after text,
-                                       p_now bigint, p_worker text, p_lease_until bigint, p_max_attempts integer, p_probes integer, p_depth integer DEFAULT 1, p_start integer DEFAULT NULL)
+                                       p_now bigint, p_worker text, p_lease_until bigint, p_max_attempts integer, p_probes integer,
+                                       p_depth integer DEFAULT 1, p_start integer DEFAULT NULL,
+                                       p_buckets jsonb DEFAULT NULL, p_group_rate jsonb DEFAULT NULL)
 RETURNS json LANGUAGE plpgsql AS $fn$
 DECLARE
   v_paused text[];
@@ -262,20 +293,56 @@ DECLARE
   v_last text;
   v_any_paused boolean;
   v_any_full boolean;
+  v_spent text[];
   v_groups text[];
   v_rooms integer[];
+  v_rate_bound boolean[];
   v_held text;
   v_share integer;
   v_jobs json := '[]';
+  v_count integer := 0;
   v_cursor text;
-  -- With groupConcurrency 1, a group taken takes up to p_depth jobs.
-  v_want_groups integer := CASE WHEN p_cap = 1 THEN ceil(p_want::numeric / greatest(p_depth, 1))::integer ELSE p_want END;
+  v_want_groups integer;
+  v_rate_held boolean := false;
+  v_tokens integer;
+  v_retry bigint;
+  v_group_retry bigint;
+  v_bound_retry bigint;
+  v_g_interval double precision := (p_group_rate ->> 'intervalMs')::double precision;
+  v_g_burst integer := (p_group_rate ->> 'burst')::integer;
+  v_g_prefix text := 'group:' || p_queue || '/';
 BEGIN
   PERFORM pg_advisory_xact_lock_shared(hashtextextended(current_schema() || '/tickwork_jobs/' || p_queue, 0));
   v_paused := ARRAY(SELECT z.group_key FROM tickwork_queue_pauses z WHERE z.queue = p_queue);
   IF '' = ANY(v_paused) THEN
-    RETURN json_build_object('jobs', v_jobs, 'paused', true, 'held', 'paused', 'cursor', p_after);
+    RETURN json_build_object('jobs', v_jobs, 'paused', true, 'held', 'paused', 'retryAt', NULL, 'cursor', p_after);
   END IF;
+  IF jsonb_array_length(coalesce(p_buckets, '[]')) > 0 THEN
+    -- A missing row is written first, so there is a row to lock.
+    INSERT INTO tickwork_limits (bucket, tat, paused_until, updated_at)
+    SELECT b.bucket, p_now, NULL, p_now FROM jsonb_to_recordset(p_buckets) AS b(bucket text) ORDER BY b.bucket
+    ON CONFLICT DO NOTHING;
+    PERFORM 1 FROM tickwork_limits l WHERE l.bucket IN (SELECT b.bucket FROM jsonb_to_recordset(p_buckets) AS b(bucket text))
+    ORDER BY l.bucket FOR UPDATE;
+    SELECT min(tickwork_bucket_tokens(l.tat, l.paused_until, b."intervalMs", b.burst, p_now)) INTO v_tokens
+    FROM jsonb_to_recordset(p_buckets) AS b(bucket text, "intervalMs" double precision, burst integer)
+    JOIN tickwork_limits l ON l.bucket = b.bucket;
+    IF v_tokens < p_want THEN
+      p_want := v_tokens;
+      v_rate_held := true;
+    END IF;
+    IF p_want = 0 THEN
+      IF NOT EXISTS (SELECT 1 FROM tickwork_jobs WHERE queue = p_queue AND status = 'pending' AND run_at <= p_now) THEN
+        RETURN json_build_object('jobs', v_jobs, 'paused', false, 'held', NULL, 'retryAt', NULL, 'cursor', p_after);
+      END IF;
+      SELECT max(tickwork_bucket_next(greatest(l.tat, p_now), l.paused_until, b."intervalMs", b.burst, p_now)) INTO v_retry
+      FROM jsonb_to_recordset(p_buckets) AS b(bucket text, "intervalMs" double precision, burst integer)
+      JOIN tickwork_limits l ON l.bucket = b.bucket;
+      RETURN json_build_object('jobs', v_jobs, 'paused', false, 'held', 'rateLimit', 'retryAt', v_retry, 'cursor', p_after);
+    END IF;
+  END IF;
+  -- With groupConcurrency 1, a group taken takes up to p_depth jobs.
+  v_want_groups := CASE WHEN p_cap = 1 THEN ceil(p_want::numeric / greatest(p_depth, 1))::integer ELSE p_want END;
   v_start := coalesce((SELECT c.group_key FROM tickwork_group_cursors c WHERE c.queue = p_queue), p_after, '');
   -- Each step's probe reads the next group's first pending job in claim order (the group index's
   -- order): when it is due, it is the job the group starts first, and no other probe is needed to
@@ -304,11 +371,12 @@ BEGIN
         WHEN nx.run_at > p_now AND (SELECT 1 FROM tickwork_jobs t
               WHERE t.queue = p_queue AND t.group_key = nx.k AND t.status = 'pending' AND t.group_key IS NOT NULL AND t.run_at <= p_now
               LIMIT 1) IS NULL THEN 0
-        WHEN p_cap IS NULL THEN 1
-        WHEN (SELECT count(*) FROM (SELECT 1 FROM tickwork_jobs r
+        WHEN p_cap IS NOT NULL AND (SELECT count(*) FROM (SELECT 1 FROM tickwork_jobs r
                                     WHERE r.queue = p_queue AND r.group_key = nx.k AND r.status = 'running' AND r.group_key IS NOT NULL
                                       AND r.lease_until >= p_now
                                     LIMIT p_cap) AS running) >= p_cap THEN -2
+        WHEN v_g_interval IS NOT NULL AND (SELECT tickwork_bucket_tokens(l.tat, l.paused_until, v_g_interval, v_g_burst, p_now)
+                                           FROM tickwork_limits l WHERE l.bucket = v_g_prefix || nx.k) = 0 THEN -3
         WHEN pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/tickwork_group/' || p_queue || '/' || nx.k, 0)) THEN 1
         ELSE 0
       END AS verdict
@@ -319,31 +387,39 @@ BEGIN
          coalesce(array_agg(w.first ORDER BY w.visits) FILTER (WHERE w.verdict = 1), '{}'),
          (array_agg(w.k ORDER BY w.visits DESC))[1],
          coalesce(bool_or(w.verdict = -1), false),
-         coalesce(bool_or(w.verdict = -2), false)
-  INTO v_taken, v_taken_firsts, v_last, v_any_paused, v_any_full
+         coalesce(bool_or(w.verdict = -2), false),
+         coalesce(array_agg(w.k) FILTER (WHERE w.verdict = -3), '{}')
+  INTO v_taken, v_taken_firsts, v_last, v_any_paused, v_any_full, v_spent
   FROM walk w WHERE w.visits > 0;
-  IF p_cap IS NULL THEN
-    v_groups := v_taken;
-    v_firsts := v_taken_firsts;
-    v_rooms := array_fill(p_want, ARRAY[coalesce(array_length(v_taken, 1), 0)]);
-  ELSE
-    SELECT coalesce(array_agg(g.k ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
-           coalesce(array_agg(g.room ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
-           coalesce(array_agg(g.first ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
-           v_any_full OR coalesce(bool_or(g.room <= 0), false)
-    INTO v_groups, v_rooms, v_firsts, v_any_full
-    FROM (SELECT t.k, t.ord, t.first, (p_cap - running.n) * CASE WHEN p_cap = 1 THEN greatest(p_depth, 1) ELSE 1 END AS room
-          FROM unnest(v_taken, v_taken_firsts) WITH ORDINALITY AS t(k, first, ord)
-          CROSS JOIN LATERAL (SELECT count(*)::integer AS n FROM tickwork_jobs r
-                              WHERE r.queue = p_queue AND r.group_key = t.k AND r.status = 'running' AND r.group_key IS NOT NULL
-                                AND r.lease_until >= p_now) AS running) AS g;
+  -- Each group's room: what its cap leaves (p_want without one), then what its tokens leave.
+  SELECT coalesce(array_agg(g.k ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
+         coalesce(array_agg(g.room ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
+         coalesce(array_agg(g.first ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
+         coalesce(array_agg(g.rate_room < g.cap_room ORDER BY g.ord) FILTER (WHERE g.room > 0), '{}'),
+         v_any_full OR coalesce(bool_or(g.cap_room <= 0), false),
+         v_spent || coalesce(array_agg(g.k) FILTER (WHERE g.cap_room > 0 AND g.rate_room <= 0), '{}')
+  INTO v_groups, v_rooms, v_firsts, v_rate_bound, v_any_full, v_spent
+  FROM (SELECT c.k, c.ord, c.first, c.cap_room, c.rate_room, least(c.cap_room, c.rate_room) AS room
+        FROM (SELECT t.k, t.ord, t.first,
+                     CASE WHEN p_cap IS NULL THEN p_want
+                          ELSE (p_cap - running.n) * CASE WHEN p_cap = 1 THEN greatest(p_depth, 1) ELSE 1 END END AS cap_room,
+                     CASE WHEN v_g_interval IS NULL THEN p_want
+                          ELSE (SELECT coalesce(min(tickwork_bucket_tokens(l.tat, l.paused_until, v_g_interval, v_g_burst, p_now)), v_g_burst)
+                                FROM tickwork_limits l WHERE l.bucket = v_g_prefix || t.k) END AS rate_room
+              FROM unnest(v_taken, v_taken_firsts) WITH ORDINALITY AS t(k, first, ord)
+              CROSS JOIN LATERAL (SELECT count(*)::integer AS n FROM tickwork_jobs r
+                                  WHERE p_cap IS NOT NULL AND r.queue = p_queue AND r.group_key = t.k AND r.status = 'running'
+                                    AND r.group_key IS NOT NULL AND r.lease_until >= p_now) AS running) AS c) AS g;
+  v_held := CASE WHEN v_any_full THEN 'groupConcurrency' WHEN cardinality(v_spent) > 0 THEN 'groupRateLimit' WHEN v_any_paused THEN 'paused' END;
+  IF cardinality(v_spent) > 0 THEN
+    SELECT min(tickwork_bucket_next(l.tat, l.paused_until, v_g_interval, v_g_burst, p_now)) INTO v_group_retry
+    FROM tickwork_limits l WHERE l.bucket IN (SELECT v_g_prefix || s.k FROM unnest(v_spent) AS s(k));
   END IF;
-  v_held := CASE WHEN v_any_full THEN 'groupConcurrency' WHEN v_any_paused THEN 'paused' END;
-  IF array_length(v_groups, 1) > 0 THEN
-    v_share := ceil(p_want::numeric / array_length(v_groups, 1));
-    -- A group whose room, not its share, bounds what it takes may have due jobs left waiting on the cap.
-    IF p_cap IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(v_groups, v_rooms) AS g(k, room)
-                                     WHERE g.room < least(v_share * coalesce((p_weights ->> g.k)::integer, 1), p_want)) THEN
+  IF cardinality(v_groups) > 0 THEN
+    v_share := ceil(p_want::numeric / cardinality(v_groups));
+    -- A group whose cap, not its share, bounds what it takes may have due jobs left waiting on the cap.
+    IF p_cap IS NOT NULL AND EXISTS (SELECT 1 FROM unnest(v_groups, v_rooms, v_rate_bound) AS g(k, room, by_rate)
+                                     WHERE NOT g.by_rate AND g.room < least(v_share * coalesce((p_weights ->> g.k)::integer, 1), p_want)) THEN
       v_held := 'groupConcurrency';
     END IF;
     WITH weighted AS (
@@ -375,16 +451,52 @@ BEGIN
         CASE WHEN j.snoozes = 0 AND j.history IS NULL AND j.parent_id IS NULL AND j.children_total = 0 AND j.trace_context IS NULL THEN NULL
              ELSE json_build_array(j.snoozes, j.history, j.parent_id, j.children_total, j.children_waiting, j.children_failed, j.trace_context) END AS extra
     )
-    SELECT coalesce(json_agg(started), '[]'::json) INTO v_jobs FROM started;
+    SELECT coalesce(json_agg(started), '[]'::json), count(*) INTO v_jobs, v_count FROM started;
+    IF v_g_interval IS NOT NULL AND v_count > 0 THEN
+      -- Each group pays for what it started; one its tokens, not its share, bounded and that spent
+      -- them all may have due jobs waiting on its next token.
+      WITH took AS (
+        SELECT j ->> 'group_key' AS k, count(*)::integer AS n FROM json_array_elements(v_jobs) AS j GROUP BY 1
+      ), paid AS (
+        INSERT INTO tickwork_limits AS l (bucket, tat, paused_until, updated_at)
+        SELECT v_g_prefix || took.k, greatest(coalesce(o.tat, p_now), p_now) + took.n * v_g_interval, NULL, p_now
+        FROM took LEFT JOIN tickwork_limits o ON o.bucket = v_g_prefix || took.k
+        ON CONFLICT (bucket) DO UPDATE SET tat = excluded.tat, updated_at = excluded.updated_at
+        RETURNING l.bucket, l.tat, l.paused_until
+      )
+      SELECT min(tickwork_bucket_next(paid.tat, paid.paused_until, v_g_interval, v_g_burst, p_now)) INTO v_bound_retry
+      FROM paid
+      JOIN took ON paid.bucket = v_g_prefix || took.k
+      JOIN unnest(v_groups, v_rooms, v_rate_bound) AS g(k, room, by_rate) ON g.k = took.k
+      WHERE g.by_rate AND took.n >= g.room AND g.room < least(v_share * coalesce((p_weights ->> g.k)::integer, 1), p_want);
+      IF v_bound_retry IS NOT NULL THEN
+        v_group_retry := least(v_group_retry, v_bound_retry);
+        IF v_held IS NULL OR v_held = 'paused' THEN v_held := 'groupRateLimit'; END IF;
+      END IF;
+    END IF;
   END IF;
-  v_cursor := coalesce(v_taken[array_length(v_taken, 1)], v_last);
+  v_cursor := coalesce(v_taken[cardinality(v_taken)], v_last);
   IF v_cursor IS NOT NULL AND v_cursor IS DISTINCT FROM v_start THEN
     INSERT INTO tickwork_group_cursors AS c (queue, group_key) VALUES (p_queue, v_cursor)
     ON CONFLICT (queue) DO UPDATE SET group_key = excluded.group_key
     WHERE CASE WHEN v_start < v_cursor THEN c.group_key >= v_start AND c.group_key < v_cursor
                ELSE c.group_key >= v_start OR c.group_key < v_cursor END;
   END IF;
-  RETURN json_build_object('jobs', v_jobs, 'paused', false, 'held', v_held, 'cursor', coalesce(v_cursor, p_after));
+  v_retry := CASE WHEN v_held IS NOT NULL THEN v_group_retry END;
+  IF jsonb_array_length(coalesce(p_buckets, '[]')) > 0 THEN
+    UPDATE tickwork_limits l SET tat = greatest(l.tat, p_now) + v_count * b."intervalMs", updated_at = p_now
+    FROM jsonb_to_recordset(p_buckets) AS b(bucket text, "intervalMs" double precision)
+    WHERE l.bucket = b.bucket AND v_count > 0;
+    -- Fewer due jobs than the tokens allowed: the queue ran out, not the bucket.
+    IF v_rate_held AND v_count = p_want AND EXISTS (
+         SELECT 1 FROM tickwork_jobs WHERE queue = p_queue AND status = 'pending' AND run_at <= p_now) THEN
+      SELECT least(v_retry, max(tickwork_bucket_next(l.tat, l.paused_until, b."intervalMs", b.burst, p_now))) INTO v_retry
+      FROM jsonb_to_recordset(p_buckets) AS b(bucket text, "intervalMs" double precision, burst integer)
+      JOIN tickwork_limits l ON l.bucket = b.bucket;
+      v_held := 'rateLimit';
+    END IF;
+  END IF;
+  RETURN json_build_object('jobs', v_jobs, 'paused', false, 'held', v_held, 'retryAt', v_retry, 'cursor', coalesce(v_cursor, p_after));
 END
 $fn$;
 
