@@ -10,6 +10,7 @@ export const EVENT_NOTES: Record<string, string> = {
   "engine.started": "the engine is created; names its sink (`logSink`, `logSinkChosenBy`) so logs never silently go somewhere else; written whatever the log level",
   "engine.workers_started": "`tw.start()` started the workers",
   "engine.stopped": "`tw.stop()` finished",
+  "engine.stop_in_handler": "`tw.stop()` was called from inside a job handler: an awaited stop there waits for its own job, the whole `shutdownGrace`, and the job is handed back to run again",
 
   "job.enqueued": "every enqueue (off at the default level)",
   "job.started": "an attempt starts (off at the default level)",

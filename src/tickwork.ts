@@ -4,6 +4,7 @@ import type { Jobs } from "./queue/jobs.js";
 import type { EnqueuedJob } from "./queue/job.js";
 import type { BatchQueueOptions, EnqueueOptions, QueueOptions } from "./queue/options.js";
 import type { Queue } from "./queue/queue.js";
+import { calledFromJobHandler } from "./queue/worker/executor.js";
 import { Queues, type BatchJobs, type BatchOptions } from "./queue/queues.js";
 import type { QueueControls } from "./queue/controls.js";
 import type { Limiter, RateOptions } from "./queue/flow-control/limiter.js";
@@ -396,6 +397,14 @@ export class Tickwork {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // Stop waits for the running jobs, the caller's own among them: awaited there, it waits out the
+    // whole grace and the job is handed back to run again.
+    if (calledFromJobHandler()) {
+      this.logger.warn("engine.stop_in_handler", {
+        graceMs: this.o.shutdownGrace,
+        message: `tw.stop() was called inside a job handler: stop waits for running jobs, this one included, so an awaited stop waits the whole shutdownGrace (${this.o.shutdownGrace} ms) and the job is handed back to run again. Call stop from outside handlers (a signal, a route), or do not await it in the handler.`,
+      });
+    }
     if (this.maintenanceTimer) this.clock.clearTimeout(this.maintenanceTimer);
     this.removeSignalHandler?.();
     await Promise.all([

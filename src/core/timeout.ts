@@ -6,14 +6,16 @@ import { CallTimeoutError } from "./errors.js";
  * (which it may also use to abort the work's signal). The rejection comes at the timeout even if the
  * work ignores its signal: a hung handler or receiver must not hold a slot, a tick or a shutdown.
  */
-export function raceTimeout<T>(clock: Clock, ms: number, pending: T | Promise<T>, expire: () => unknown): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = clock.setTimeout(() => reject(expire()), ms);
-    Promise.resolve(pending).then(
-      (value) => (clock.clearTimeout(timer), resolve(value)),
-      (error: unknown) => (clock.clearTimeout(timer), reject(error)),
-    );
-  });
+export async function raceTimeout<T>(clock: Clock, ms: number, pending: T | Promise<T>, expire: () => unknown): Promise<T> {
+  let timer: ReturnType<Clock["setTimeout"]> | undefined;
+  const expired = new Promise<never>((_, reject) => (timer = clock.setTimeout(() => reject(expire()), ms)));
+  // Awaited, not chained with then: the work's own async frames stay on the stack of what it calls
+  // (an engine's stop asks whether it runs inside a job handler).
+  try {
+    return await Promise.race([pending, expired]);
+  } finally {
+    clock.clearTimeout(timer!);
+  }
 }
 
 /**

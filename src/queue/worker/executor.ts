@@ -31,6 +31,16 @@ export interface ExecutorDeps {
   tracer?: TracerLike;
 }
 
+/**
+ * Whether the caller runs inside a job handler of this engine (or of another in the process): its
+ * call stack, async frames included, passes through JobExecutor's attempt or attemptBatch, which call
+ * the handler and await it. Read from a stack trace, so only where one is asked for (an engine's
+ * stop), and only as far as the runtime keeps async frames (V8 does for awaited calls).
+ */
+export function calledFromJobHandler(): boolean {
+  return /\bJobExecutor\.(attempt|attemptBatch)\b/.test(new Error().stack ?? "");
+}
+
 /** The code the HTTP client's RateLimitedError carries: an upstream's 429 snoozes the job rather than spending an attempt. */
 const RATE_LIMITED = "TW_HTTP_RATE_LIMITED";
 
