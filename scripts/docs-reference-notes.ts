@@ -35,7 +35,7 @@ export const EVENT_NOTES: Record<string, string> = {
 
   "queue.paused": "`tw.queues.pause` (a whole queue, or one `group`)",
   "queue.resumed": "`tw.queues.resume`",
-  "queue.throttled": "a limit starts holding this process's worker back (`by`: `paused`, `globalConcurrency`, `groupConcurrency`, `rateLimit`, `groupRateLimit`)",
+  "queue.throttled": "a limit starts holding this process's worker back (`by`: `paused`, `globalConcurrency`, `groupConcurrency`, `rateLimit`, `limiter`, `groupRateLimit`)",
   "queue.unthrottled": "the limit named in `was` stopped holding the worker back",
   "queue.limited_claim": "a limited queue's claim, with each started job's wait since it was due (`waitedMs`)",
 

@@ -70,7 +70,7 @@ const JOB_OUTCOMES = { "job.succeeded": "succeeded", "job.retry_scheduled": "ret
 const SEND_OUTCOMES = ["delivered", "failed", "dropped"] as const;
 const TASK_OUTCOMES = { "task.succeeded": "succeeded", "task.failed": "failed", "task.backoff": "backed_off", "task.outcome_refused": "refused" } as const;
 /** Every limit a claim can be held by (a Record, so a new kind of hold fails to compile until it is listed). */
-const HOLDS = Object.keys({ paused: 1, globalConcurrency: 1, groupConcurrency: 1, rateLimit: 1, groupRateLimit: 1 } satisfies Record<ClaimHold, 1>);
+const HOLDS = Object.keys({ paused: 1, globalConcurrency: 1, groupConcurrency: 1, rateLimit: 1, limiter: 1, groupRateLimit: 1 } satisfies Record<ClaimHold, 1>);
 /**
  * The operations `store.error` names across the engine, each a series from start-up so that the
  * first error after a restart shows in `increase()`. An operation missing here is still counted, from

@@ -122,6 +122,43 @@ describe.each(allStoreCases())("GET /metrics and flow control ($name)", (storeCa
     ]);
   });
 
+  it.each([false, true])("a queue under a limiter, a global rateLimit and globalConcurrency (grouped: %s) counts each hold under its own by", async (grouped) => {
+    const a = await admin();
+    const api = a.tw.limiter("api", { max: 4, per: "1m", burst: 2 });
+    const ran: number[] = [];
+    const quotes = a.tw.queue<number>("quotes", {
+      concurrency: 2,
+      globalConcurrency: 2,
+      rateLimit: { max: 2, per: "1m", scope: "global" },
+      limiter: api,
+      ...(grouped ? { group: true } : {}),
+      handler: (job) => void ran.push(job.payload),
+    });
+    await quotes.enqueueMany([1, 2, 3].map((n) => ({ payload: n, ...(grouped ? { group: `g${n}` } : {}) })));
+    const throttled = async (by: string) => value(parseExposition((await a.get("/metrics")).text), "tickwork_queue_throttled_total", { queue: "quotes", by });
+
+    // The limiter spent elsewhere: the queue's own budget has a token, the limiter none.
+    expect(await api.tryAcquire(2)).toBe(true);
+    expect(await a.tw.tick()).toMatchObject({ ran: 0, nextWakeAt: a.clock.now() + 15_000 });
+    expect(await throttled("limiter")).toBe(1);
+    expect(a.tw.status().queues[0]).toMatchObject({ heldBy: "limiter" });
+
+    // 30 s on, the limiter has 2 tokens and the queue's budget 1: the queue's own rateLimit holds.
+    await a.clock.advance("30s");
+    expect(await a.tw.tick()).toMatchObject({ ran: 1, nextWakeAt: a.clock.now() + 30_000 });
+    expect(await throttled("rateLimit")).toBe(1);
+
+    // Another process holds both slots of the globalConcurrency.
+    await a.clock.advance("30s");
+    const now = a.clock.now();
+    await a.tw.store.queue.holdSlots({ queue: "quotes", workerId: "elsewhere", want: 2, cap: 2, now, until: now + 60_000 });
+    expect((await a.tw.tick()).ran).toBe(0);
+    expect(await throttled("globalConcurrency")).toBe(1);
+    expect(ran).toEqual([1]);
+    expect(await throttled("limiter")).toBe(1);
+    expect(a.named("queue.throttled").map((e) => e.by)).toEqual(["limiter", "rateLimit", "globalConcurrency"]);
+  });
+
   it("exports the 20 busiest groups of a queue and no more", async () => {
     const a = await admin();
     const work = a.tw.queue("work", { group: true });

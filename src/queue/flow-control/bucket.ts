@@ -41,3 +41,12 @@ export function nextTokenAt(spec: BucketSpec, state: BucketState | undefined, no
   const refill = Math.ceil(state.tat - (spec.burst - 1) * spec.intervalMs);
   return Math.max(paused, refill, now);
 }
+
+/** The bucket of a named limiter (`tw.limiter(name)`); a queue's own is `queue:<queue>`, a group's `group:<queue>/<group>`. */
+export function limiterBucket(name: string): string {
+  return `limiter:${name}`;
+}
+
+export function isLimiterBucket(bucket: string): boolean {
+  return bucket.startsWith("limiter:");
+}

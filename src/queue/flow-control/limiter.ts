@@ -7,7 +7,7 @@ import { durationMs, parseOptions } from "../../core/options.js";
 import type { RateGate } from "../../core/rate-gate.js";
 import { checkInstant, INT32_MAX } from "../../core/bounds.js";
 import { instantOf } from "../../core/time.js";
-import { nextTokenAt, tokens, type BucketSpec } from "./bucket.js";
+import { limiterBucket, nextTokenAt, tokens, type BucketSpec } from "./bucket.js";
 import { LimiterTimeoutError } from "../errors.js";
 import type { QueueStore } from "../store/store.js";
 
@@ -72,7 +72,7 @@ export class Limiter implements RateGate {
     readonly rate: { max: number; perMs: number; burst: number },
     private readonly deps: LimiterDeps,
   ) {
-    this.spec = { bucket: `limiter:${name}`, intervalMs: rate.perMs / rate.max, burst: rate.burst };
+    this.spec = { bucket: limiterBucket(name), intervalMs: rate.perMs / rate.max, burst: rate.burst };
   }
 
   /** Takes `tokens` (default 1) if they are there now; never waits. */

@@ -1,5 +1,5 @@
 import { atomically, type SqlDb, type SqlTx } from "../../db/sql-db.js";
-import { nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "../flow-control/bucket.js";
+import { isLimiterBucket, nextTokenAt, take, tokens, type BucketSpec, type BucketState } from "../flow-control/bucket.js";
 import type { Job } from "../job.js";
 import { byClaimOrder, setStarted, toJob, type JobRow } from "./rows.js";
 import type { ClaimHold, ClaimLimits, ClaimParams, ClaimResult, GroupCounts, PauseRow, SlotHold } from "./store.js";
@@ -196,19 +196,20 @@ export class FlowSql {
     if (pausedGroups.has("")) return result("paused", null, true);
 
     let want = p.limit;
-    let held: ClaimHold | null = null;
-
     const shared = yield* lockBuckets(tx, d, limits.buckets.map((b) => b.bucket), now);
     // When every bucket has a token again after taking `n` now.
     const bucketsRefill = (n: number) => Math.max(...limits.buckets.map((spec) => nextTokenAt(spec, take(spec, shared.get(spec.bucket), now, n), now)));
+    // The bucket with the fewest tokens names the hold: the queue's own rateLimit, or a limiter's.
+    let bucketHold: ClaimHold | null = null;
     for (const spec of limits.buckets) {
       const left = tokens(spec, shared.get(spec.bucket), now);
       if (left < want) {
         want = left;
-        held = "rateLimit";
+        bucketHold = isLimiterBucket(spec.bucket) ? "limiter" : "rateLimit";
       }
     }
-    if (want === 0) return (yield* anyDue(tx, d, queue, now)) ? result(held, held === "rateLimit" ? bucketsRefill(0) : null) : result(null);
+    let held: ClaimHold | null = bucketHold;
+    if (want === 0) return (yield* anyDue(tx, d, queue, now)) ? result(held, bucketHold ? bucketsRefill(0) : null) : result(null);
     let retryAt: number | null = null;
 
     let ids: string[] | null = null;
@@ -253,10 +254,10 @@ export class FlowSql {
     }
     // Fewer due jobs than the tokens allowed: the queue ran out, not the bucket. Saying "held" would
     // have the worker claim again at the next token with nothing due.
-    if (held === "rateLimit" && (jobs.length < want || !(yield* anyDue(tx, d, queue, now)))) {
+    if (bucketHold && (jobs.length < want || !(yield* anyDue(tx, d, queue, now)))) {
       held = groupHeld;
       retryAt = groupHeld ? retryAt : null;
-    } else if (held === "rateLimit") {
+    } else if (bucketHold) {
       retryAt = Math.min(retryAt ?? Infinity, bucketsRefill(jobs.length));
     }
     return { jobs, paused: false, held, retryAt, cursor };

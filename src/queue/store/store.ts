@@ -397,8 +397,8 @@ export interface ClaimParams {
   start?: number;
 }
 
-/** What held a claim back. */
-export type ClaimHold = "paused" | "globalConcurrency" | "groupConcurrency" | "rateLimit" | "groupRateLimit";
+/** What held a claim back: `rateLimit` the queue's own, `limiter` a named limiter it takes tokens of. */
+export type ClaimHold = "paused" | "globalConcurrency" | "groupConcurrency" | "rateLimit" | "limiter" | "groupRateLimit";
 
 export interface ClaimResult {
   jobs: Job[];

@@ -17,6 +17,7 @@ const HELD: Record<string, string> = {
   globalConcurrency: "at its globalConcurrency",
   groupConcurrency: "groups at their groupConcurrency",
   rateLimit: "waiting for rate tokens",
+  limiter: "waiting for its limiter's tokens",
   groupRateLimit: "groups waiting for rate tokens",
 };
 

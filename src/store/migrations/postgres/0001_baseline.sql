@@ -251,7 +251,8 @@ $fn$;
 -- [{bucket, intervalMs, burst}]; p_group_rate: each group's own bucket ({intervalMs, burst}, the
 -- row 'group:<queue>/<group>'). Both NULL for a queue without rate limits.
 -- 0. The queue's buckets are locked (in key order, so claims and limiter takes cannot deadlock) and
---    cut p_want to the tokens they have; with none left the claim ends held by 'rateLimit'.
+--    cut p_want to the tokens they have; with none left the claim ends held by the bucket with the
+--    fewest: 'limiter' for a named limiter's ('limiter:<name>'), else 'rateLimit'.
 -- Groups with pending jobs are then visited in key order from the queue's shared cursor (or p_after
 -- while it has none), wrapping once, until p_want groups are taken or p_want + p_probes visited, in
 -- a fixed number of statements:
@@ -303,7 +304,7 @@ DECLARE
   v_count integer := 0;
   v_cursor text;
   v_want_groups integer;
-  v_rate_held boolean := false;
+  v_rate_held text;
   v_tokens integer;
   v_retry bigint;
   v_group_retry bigint;
@@ -324,12 +325,16 @@ BEGIN
     ON CONFLICT DO NOTHING;
     PERFORM 1 FROM tickwork_limits l WHERE l.bucket IN (SELECT b.bucket FROM jsonb_to_recordset(p_buckets) AS b(bucket text))
     ORDER BY l.bucket FOR UPDATE;
-    SELECT min(tickwork_bucket_tokens(l.tat, l.paused_until, b."intervalMs", b.burst, p_now)) INTO v_tokens
-    FROM jsonb_to_recordset(p_buckets) AS b(bucket text, "intervalMs" double precision, burst integer)
-    JOIN tickwork_limits l ON l.bucket = b.bucket;
+    SELECT tickwork_bucket_tokens(l.tat, l.paused_until, (b.spec ->> 'intervalMs')::double precision, (b.spec ->> 'burst')::integer, p_now),
+           CASE WHEN l.bucket LIKE 'limiter:%' THEN 'limiter' ELSE 'rateLimit' END
+    INTO v_tokens, v_rate_held
+    FROM jsonb_array_elements(p_buckets) WITH ORDINALITY AS b(spec, ord)
+    JOIN tickwork_limits l ON l.bucket = b.spec ->> 'bucket'
+    ORDER BY 1, b.ord LIMIT 1;
     IF v_tokens < p_want THEN
       p_want := v_tokens;
-      v_rate_held := true;
+    ELSE
+      v_rate_held := NULL;
     END IF;
     IF p_want = 0 THEN
       IF NOT EXISTS (SELECT 1 FROM tickwork_jobs WHERE queue = p_queue AND status = 'pending' AND run_at <= p_now) THEN
@@ -338,7 +343,7 @@ BEGIN
       SELECT max(tickwork_bucket_next(greatest(l.tat, p_now), l.paused_until, b."intervalMs", b.burst, p_now)) INTO v_retry
       FROM jsonb_to_recordset(p_buckets) AS b(bucket text, "intervalMs" double precision, burst integer)
       JOIN tickwork_limits l ON l.bucket = b.bucket;
-      RETURN json_build_object('jobs', v_jobs, 'paused', false, 'held', 'rateLimit', 'retryAt', v_retry, 'cursor', p_after);
+      RETURN json_build_object('jobs', v_jobs, 'paused', false, 'held', v_rate_held, 'retryAt', v_retry, 'cursor', p_after);
     END IF;
   END IF;
   -- With groupConcurrency 1, a group taken takes up to p_depth jobs.
@@ -488,12 +493,12 @@ BEGIN
     FROM jsonb_to_recordset(p_buckets) AS b(bucket text, "intervalMs" double precision)
     WHERE l.bucket = b.bucket AND v_count > 0;
     -- Fewer due jobs than the tokens allowed: the queue ran out, not the bucket.
-    IF v_rate_held AND v_count = p_want AND EXISTS (
+    IF v_rate_held IS NOT NULL AND v_count = p_want AND EXISTS (
          SELECT 1 FROM tickwork_jobs WHERE queue = p_queue AND status = 'pending' AND run_at <= p_now) THEN
       SELECT least(v_retry, max(tickwork_bucket_next(l.tat, l.paused_until, b."intervalMs", b.burst, p_now))) INTO v_retry
       FROM jsonb_to_recordset(p_buckets) AS b(bucket text, "intervalMs" double precision, burst integer)
       JOIN tickwork_limits l ON l.bucket = b.bucket;
-      v_held := 'rateLimit';
+      v_held := v_rate_held;
     END IF;
   END IF;
   RETURN json_build_object('jobs', v_jobs, 'paused', false, 'held', v_held, 'retryAt', v_retry, 'cursor', coalesce(v_cursor, p_after));
