@@ -65,6 +65,8 @@ export const EVENT_NOTES: Record<string, string> = {
   "delivery.failed": "a send failed; retried at `retryAt`",
   "delivery.retried": "a retry was delivered",
   "delivery.dropped": "the retry schedule ran out: the item is in the dead-letter table",
+  "delivery.pruned": "the upkeep deleted dead letters older than the delivery's `deadLetterRetention`",
+  "delivery.purged": "dead letters were deleted by hand (`purge`); they can no longer be replayed",
   "delivery.replayed": "dropped items were sent again (`replay`)",
   "delivery.on_delivered_failed": "a delivery's `onDelivered` hook threw",
 

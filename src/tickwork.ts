@@ -94,7 +94,7 @@ export interface TickResult {
   outbound: { used: number; budget: number; retries: number; retryBudget: number };
 }
 
-/** Finished jobs and expired idempotency keys are pruned at most this often (rescues run every `rescueInterval`). */
+/** Finished jobs, expired idempotency keys and old dead letters are pruned at most this often (rescues run every `rescueInterval`). */
 const PRUNE_EVERY_MS = 60_000;
 /** The continuous scheduler re-reads task state at least this often (pauses and runs made elsewhere). */
 const SCHEDULE_MAX_IDLE_MS = 60_000;
@@ -478,7 +478,7 @@ export class Tickwork {
     if (!this.stopped) this.maintenanceTimer = this.clock.setTimeout(() => void this.maintain(), this.o.rescueInterval);
   }
 
-  /** Lapsed leases rescued on every pass; finished jobs and expired idempotency keys pruned once a minute at most. */
+  /** Lapsed leases rescued on every pass; finished jobs, expired idempotency keys and old dead letters pruned once a minute at most. */
   private async upkeep(): Promise<void> {
     await this.queueUnits.rescue();
     const now = this.clock.now();
@@ -486,6 +486,7 @@ export class Tickwork {
     this.lastPruneAt = now;
     await this.queueUnits.prune(now);
     await this.idempotency.prune();
+    for (const delivery of this.deliveryUnits.values()) await delivery.prune(now);
   }
 }
 

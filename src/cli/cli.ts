@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { HELP_OPTION, flag, parse, renderHelp } from "./args.js";
 import type { Command } from "./command.js";
+import { deliveriesPurgeCommand } from "./commands/deliveries.js";
 import { jobsCancelCommand, jobsListCommand, jobsRetryCommand } from "./commands/jobs.js";
 import { migrateCommand } from "./commands/migrate.js";
 import { queuesPauseCommand, queuesResumeCommand, queuesStatusCommand } from "./commands/queues.js";
@@ -26,11 +27,13 @@ const COMMANDS: Command[] = [
   tasksRunCommand,
   tasksPauseCommand,
   tasksResumeCommand,
+  deliveriesPurgeCommand,
 ];
 const GROUPS: Record<string, string> = {
   jobs: "look at jobs, retry or cancel them",
   queues: "pause and resume queues (or groups of them) in every process, and see their flow control",
   tasks: "list, run, pause and resume periodic tasks",
+  deliveries: "delete a delivery's dead letters",
 };
 /** The subcommand a group runs when none is named: `tickwork tasks` lists the tasks. */
 const GROUP_DEFAULTS: Record<string, string> = { tasks: "list" };

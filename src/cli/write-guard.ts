@@ -29,6 +29,7 @@ const CALLED: Readonly<Record<string, string>> = {
   "schedule.setPausedUntil": "a task pause",
   "schedule.setTaskPause": "a task pause",
   "delivery.insertMany": "a delivery emit",
+  "delivery.purgeDropped": "a dead-letter purge",
   "fanout.saveState": "a fan-out push",
   "cache.put": "a cache write",
 };

@@ -53,6 +53,8 @@ export interface DeliveryDeps {
 
 /** Delivery ids are UUIDs (36 characters); anything this long is no id of ours. */
 const MAX_ID_LENGTH = 100;
+/** Dead letters deleted per statement by the upkeep's prune. */
+const PRUNE_BATCH = 1_000;
 
 /**
  * Batched callback delivery. Every emitted item goes to a durable outbox in one statement per 16
@@ -225,6 +227,34 @@ export class Delivery<T = unknown> {
       this.deps.wake();
     }
     return moved;
+  }
+
+  /**
+   * Deletes dead letters for good: one by id, or those dropped before a time (at most `limit`, default
+   * 1,000, up to 10,000 per call). Returns the ids deleted. What is purged can no longer be replayed.
+   */
+  async purge(target: { id: string } | { before: Date | number; limit?: number }): Promise<string[]> {
+    const where = `delivery "${this.name}": purge`;
+    if (!target || typeof target !== "object" || ("id" in target) === ("before" in target)) {
+      throw new InvalidInputError(`${where} takes { id } or { before, limit? }, got ${describe(target)}`);
+    }
+    const purged =
+      "id" in target
+        ? await this.deps.store.purgeDropped({ delivery: this.name, ids: [checkText(target.id, `${where}: id`, { max: MAX_ID_LENGTH })], limit: 1 })
+        : await this.deps.store.purgeDropped({ delivery: this.name, before: toInstant(target.before, `${where}: before`), limit: checkLimit(target.limit ?? 1_000, 10_000) });
+    if (purged.length) this.deps.logger.info("delivery.purged", { delivery: this.name, count: purged.length, ids: purged.slice(0, 20) });
+    return purged;
+  }
+
+  /** Deletes the dead letters older than `deadLetterRetention`, batch after batch until one comes back short. */
+  async prune(now: number): Promise<void> {
+    const keep = this.config.deadLetterRetention;
+    if (keep === false) return;
+    let pruned = 0;
+    for (let n = PRUNE_BATCH; n === PRUNE_BATCH; pruned += n) {
+      n = (await this.deps.store.purgeDropped({ delivery: this.name, before: now - keep, limit: PRUNE_BATCH })).length;
+    }
+    if (pruned) this.deps.logger.info("delivery.pruned", { delivery: this.name, count: pruned, olderThanMs: keep });
   }
 
   /**

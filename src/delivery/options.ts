@@ -59,6 +59,12 @@ const deliveryOptionsSchema = z
      * progress (a daily callback advances its row's `daily_date`, so the row is not emitted again).
      */
     onDelivered: fn<(message: DeliveryMessage<unknown>) => unknown>("a function (message) => void").optional(),
+    /**
+     * How long a dropped item stays in the dead-letter table, where it can be read and replayed, before
+     * the engine's upkeep deletes it; `false` keeps it until purged by hand. Default 14 days, as long as
+     * a failed job is kept.
+     */
+    deadLetterRetention: z.union([durationMs, z.literal(false)]).default(14 * 86_400_000),
     /** A send that has not answered after this long fails (and is retried); default 30s. */
     timeout: durationMs.refine((ms) => ms >= 1 && ms <= INT32_MAX, `a send timeout must be from 1 ms to ${INT32_MAX} ms (the longest a timer waits)`).default(30_000),
   })

@@ -155,6 +155,21 @@ export class SqlDeliveryStore implements DeliveryStore {
     });
   }
 
+  async purgeDropped({ delivery, ids, before, limit }: Parameters<DeliveryStore["purgeDropped"]>[0]): Promise<string[]> {
+    const rows = ids
+      ? await this.db.query<{ id: string }>(
+          `DELETE FROM tickwork_delivery_dead WHERE delivery = $1 AND id IN (${ids.map((_, j) => `$${j + 2}`).join(", ")}) RETURNING id`,
+          [delivery, ...ids],
+        )
+      : await this.db.query<{ id: string }>(
+          `DELETE FROM tickwork_delivery_dead WHERE id IN (
+             SELECT id FROM tickwork_delivery_dead WHERE delivery = $1 AND dropped_at < $2 ORDER BY dropped_at, id LIMIT $3
+           ) AND delivery = $1 RETURNING id`,
+          [delivery, before ?? 0, limit],
+        );
+    return rows.map((r) => r.id);
+  }
+
   async listOutstanding({ delivery, retrying, limit, after }: Parameters<DeliveryStore["listOutstanding"]>[0]): Promise<DeliveryRow[]> {
     const rows = await this.db.query<Raw>(
       `SELECT ${COLUMNS} FROM tickwork_deliveries WHERE delivery = $1 AND ${retrying ? "attempts > 0" : "attempts = 0"} AND id > $2 ORDER BY id LIMIT $3`,

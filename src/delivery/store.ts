@@ -50,6 +50,11 @@ export interface DeliveryStore {
    * dead-letter table. All or none, so an item is never in both tables.
    */
   recordOutcomes(params: DeliveryOutcomes): Promise<void>;
+  /**
+   * Deletes up to `limit` dead letters of `delivery`: those of `ids`, or those dropped before `before`;
+   * returns the ids deleted.
+   */
+  purgeDropped(params: { delivery: string; ids?: string[]; before?: number; limit: number }): Promise<string[]>;
   /** Moves dropped items back to the outbox as fresh items, keeping their ids; returns the ids moved. */
   replay(params: { delivery: string; ids?: string[]; since?: number; now: number; limit: number }): Promise<string[]>;
   listOutstanding(params: { delivery: string; retrying: boolean; limit: number; after?: string }): Promise<DeliveryRow[]>;

@@ -6,7 +6,7 @@ import { runCli, workdir } from "./fixtures/cli.js";
 // Each test runs tickwork processes (node + tsx): generous limits for a loaded machine.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
 
-const COMMANDS = ["start", "migrate", "status", "top", "jobs list", "jobs retry", "jobs cancel", "queues pause", "queues resume", "queues status", "tasks list", "tasks run", "tasks pause", "tasks resume"];
+const COMMANDS = ["start", "migrate", "status", "top", "jobs list", "jobs retry", "jobs cancel", "queues pause", "queues resume", "queues status", "tasks list", "tasks run", "tasks pause", "tasks resume", "deliveries purge"];
 
 describe("tickwork --help and usage errors", () => {
   const work = workdir();
@@ -52,7 +52,7 @@ describe("tickwork --help and usage errors", () => {
   });
 
   it.each([
-    { args: ["launch"], message: 'tickwork: unknown command "launch" (commands: start, migrate, status, top, jobs, queues, tasks) (see: tickwork --help)' },
+    { args: ["launch"], message: 'tickwork: unknown command "launch" (commands: start, migrate, status, top, jobs, queues, tasks, deliveries) (see: tickwork --help)' },
     { args: ["jobs"], message: "tickwork jobs: missing the subcommand: list, retry, cancel (see: tickwork jobs --help)" },
     { args: ["jobs", "purge"], message: 'tickwork jobs: unknown subcommand "purge" (jobs has list, retry, cancel) (see: tickwork jobs --help)' },
     { args: ["--db", "x.db", "status"], message: "tickwork: the command comes first: tickwork <command> [options], got --db (see: tickwork --help)" },
@@ -85,6 +85,9 @@ describe("tickwork --help and usage errors", () => {
     { args: ["tasks", "pause"], message: "tickwork tasks pause: give how long to pause: --for <duration> (e.g. 2h) or --until <time>, one of them (see: tickwork tasks pause --help)" },
     { args: ["tasks", "pause", "--for", "soon"], message: "tickwork tasks pause: --for soon is not a duration: use e.g. 30s, 15m, 2h, 1d (see: tickwork tasks pause --help)" },
     { args: ["tasks", "pause", "--until", "2001-01-01T00:00:00Z"], message: "tickwork tasks pause: --until 2001-01-01T00:00:00Z is not in the future (see: tickwork tasks pause --help)" },
+    { args: ["deliveries", "purge"], message: "tickwork deliveries purge: missing the delivery whose dead letters to delete (see: tickwork deliveries purge --help)" },
+    { args: ["deliveries", "purge", "daily", "--all", "--older-than", "7d"], message: "tickwork deliveries purge: say which dead letters: --id <id>, --older-than <duration> or --all, one of them (see: tickwork deliveries purge --help)" },
+    { args: ["deliveries", "purge", "daily", "--older-than", "a week"], message: "tickwork deliveries purge: --older-than a week is not a duration: use e.g. 12h, 7d (see: tickwork deliveries purge --help)" },
     { args: ["start", "--port", "http"], message: 'tickwork start: --port must be a port number from 0 to 65535, got "http" (see: tickwork start --help)' },
     { args: ["migrate", "--db", "./x.db", "--schema", "s"], message: "tickwork migrate: --schema applies to PostgreSQL only, and --db ./x.db is an SQLite file (see: tickwork migrate --help)" },
     // Taken for an SQLite path, a URL of another database would have become a file in a folder "mysql:".

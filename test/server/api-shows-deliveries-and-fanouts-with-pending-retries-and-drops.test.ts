@@ -65,6 +65,29 @@ describe.each(allStoreCases())("/api/deliveries and /api/fanouts ($name)", (stor
     expect(value(m, "tickwork_delivery_sends_total", { delivery: "daily", outcome: "delivered" })).toBe(3);
   });
 
+  it("purges dead letters by id or by age, and refuses a bad purge body with 400 deleting nothing", async () => {
+    const a = await admin();
+    const daily = a.tw.delivery<{ n: number }>("daily", { retry: () => null, send: () => Promise.reject(new Error("down")) });
+    await daily.emit([{ key: "a", payload: { n: 1 } }]);
+    await a.tw.tick();
+    await a.clock.advance("2h");
+    await daily.emit([{ key: "b", payload: { n: 2 } }, { key: "c", payload: { n: 3 } }]);
+    await a.tw.tick();
+    const ids = new Map((await daily.dropped()).map((d) => [d.key, d.id]));
+
+    for (const body of [{}, { id: "x", before: "1h" }, { before: "soon" }, { before: "1h", limit: 0 }, { id: ids.get("b"), limit: 5 }, { id: "" }]) {
+      const bad = await a.post("/api/deliveries/daily/purge", body);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await daily.status()).dropped).toBe(3);
+
+    expect((await a.post("/api/deliveries/daily/purge", { before: "1h" })).body).toEqual({ delivery: "daily", purged: [ids.get("a")] });
+    expect((await a.post("/api/deliveries/daily/purge", { id: ids.get("b") })).body).toEqual({ delivery: "daily", purged: [ids.get("b")] });
+    expect((await a.post("/api/deliveries/daily/purge", { id: ids.get("b") })).body).toEqual({ delivery: "daily", purged: [] });
+    expect((await daily.dropped()).map((d) => d.key)).toEqual(["c"]);
+    expect((await a.post("/api/deliveries/nope/purge", { before: 0 })).status).toBe(404);
+  });
+
   it("counts a delivery's budget running out", async () => {
     const a = await admin();
     const hourly = a.tw.delivery("hourly", { budget: 2, send: () => {} });

@@ -199,6 +199,17 @@ describe("the dashboard in headless Chromium", () => {
     await expect.poll(() => delivery.locator('[data-state="dropped"]').textContent()).toBe("0");
     expect(await daily.status()).toMatchObject({ pending: 0, retrying: 0, dropped: 0 });
 
+    // Dropped again, then deleted for good from the dead-letter table, after a confirmation.
+    down = true;
+    await daily.emit([{ key: "daily:u-2", payload: { user: "u-2" } }]);
+    await expect.poll(() => delivery.locator('[data-state="dropped"]').textContent(), { timeout: 10_000 }).toBe("1");
+    await page.getByRole("button", { name: "Purge 1 dropped" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete 1 item" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toBe("1 dropped item of daily deleted.");
+    await expect.poll(() => delivery.locator('[data-state="dropped"]').textContent()).toBe("0");
+    expect(await daily.status()).toMatchObject({ pending: 0, retrying: 0, dropped: 0 });
+    expect(await daily.replay({ since: 0 })).toEqual([]);
+
     offline.clear();
     await page.getByRole("button", { name: "Reconcile symbols now" }).click();
     await expect.poll(() => fanout.textContent(), { timeout: 10_000 }).toContain("all 3 current");

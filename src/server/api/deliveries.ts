@@ -26,6 +26,15 @@ const ReplayBody = z
     else if (body.id !== undefined && body.limit !== undefined) ctx.addIssue({ code: "custom", path: ["limit"], message: "goes with since, not with id" });
   });
 
+const PURGE_SHAPE = 'expected { "id": "<dropped item id>" } or { "before": <epoch ms, ISO time, or a duration ago such as "7d">, "limit"?: n }';
+const PurgeBody = z
+  .object({ id: text(100).optional(), before: instant.optional(), limit: z.number().int().min(1).max(10_000).optional() }, { error: PURGE_SHAPE })
+  .strict()
+  .superRefine((body, ctx) => {
+    if ((body.id === undefined) === (body.before === undefined)) ctx.addIssue({ code: "custom", message: PURGE_SHAPE });
+    else if (body.id !== undefined && body.limit !== undefined) ctx.addIssue({ code: "custom", path: ["limit"], message: "goes with before, not with id" });
+  });
+
 function declared(tw: Tickwork, name: string): Delivery<unknown> {
   const delivery = tw.deliveries.get(name);
   if (!delivery) {
@@ -107,5 +116,16 @@ export function deliveryRoutes(api: Hono, tw: Tickwork): void {
     const since = body.since!;
     const from = "at" in since ? since.at : Math.max(0, tw.clock.now() - since.in);
     return c.json({ delivery: delivery.name, replayed: await delivery.replay({ since: from, limit: body.limit }) });
+  });
+
+  /** Deletes dead letters for good (one by id, or all dropped before a time); they can no longer be replayed. */
+  api.post("/deliveries/:delivery/purge", async (c) => {
+    const delivery = declared(tw, parseParam(c, "delivery", text(200)));
+    const body = await parseBody(c, PurgeBody, '{"id":"..."} or {"before":"7d"}');
+    if (body.id !== undefined) return c.json({ delivery: delivery.name, purged: await delivery.purge({ id: body.id }) });
+    // A duration looks back: { "before": "7d" } purges what was dropped more than a week ago.
+    const before = body.before!;
+    const until = "at" in before ? before.at : Math.max(0, tw.clock.now() - before.in);
+    return c.json({ delivery: delivery.name, purged: await delivery.purge({ before: until, limit: body.limit }) });
   });
 }

@@ -124,6 +124,12 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
       const { replayed } = await api.call<{ replayed: string[] }>("POST", `api/deliveries/${path(delivery)}/replay`, { since: 0 });
       return `${replayed.length} dropped item${replayed.length === 1 ? "" : "s"} of ${delivery} sent again.`;
     });
+  const purgeDropped = (delivery: string) =>
+    act(`Purging the dropped items of ${delivery} failed`, async () => {
+      // Everything dropped before now on the engine's clock (a duration of 0 ago), not the browser's.
+      const { purged } = await api.call<{ purged: string[] }>("POST", `api/deliveries/${path(delivery)}/purge`, { before: "0s", limit: 10_000 });
+      return `${purged.length} dropped item${purged.length === 1 ? "" : "s"} of ${delivery} deleted.`;
+    });
   const reconcile = (fanout: string) =>
     act(`Reconciling ${fanout} failed`, async () => {
       await api.call("POST", `api/fanouts/${path(fanout)}/reconcile`);
@@ -203,7 +209,7 @@ export function App(props: { api: AdminApi; refreshMs: number }) {
           </section>
           <section aria-label="Deliveries">
             <h2>Deliveries</h2>
-            <Deliveries deliveries={overview.deliveries} now={now} busy={busy} onReplay={replayDropped} />
+            <Deliveries deliveries={overview.deliveries} now={now} busy={busy} onReplay={replayDropped} onPurge={purgeDropped} />
           </section>
           <section aria-label="Fan-outs">
             <h2>Fan-outs</h2>

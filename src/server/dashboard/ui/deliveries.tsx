@@ -1,3 +1,4 @@
+import { ConfirmButton } from "./confirm.js";
 import type { DeliveryItemView, DeliverySummary } from "../../api/types.js";
 import { absolute, count, firstLine, relative } from "./format.js";
 
@@ -37,7 +38,7 @@ function NextSend(props: { delivery: DeliverySummary; now: number }) {
   );
 }
 
-export function Deliveries(props: { deliveries: DeliverySummary[]; now: number; busy: boolean; onReplay: (delivery: string) => void }) {
+export function Deliveries(props: { deliveries: DeliverySummary[]; now: number; busy: boolean; onReplay: (delivery: string) => void; onPurge: (delivery: string) => void }) {
   const { now } = props;
   if (props.deliveries.length === 0) return <p class="empty">No delivery is declared in this process.</p>;
   return (
@@ -86,9 +87,19 @@ export function Deliveries(props: { deliveries: DeliverySummary[]; now: number; 
             </td>
             <td class="actions">
               {d.dropped > 0 ? (
-                <button type="button" disabled={props.busy} onClick={() => props.onReplay(d.name)}>
-                  Replay {count(d.dropped)} dropped
-                </button>
+                <>
+                  <button type="button" disabled={props.busy} onClick={() => props.onReplay(d.name)}>
+                    Replay {count(d.dropped)} dropped
+                  </button>
+                  <ConfirmButton
+                    label={`Purge ${count(d.dropped)} dropped`}
+                    question={`Delete ${d.dropped === 1 ? "the dropped item" : `the ${count(d.dropped)} dropped items`} of ${d.name}?`}
+                    detail="They leave the dead-letter table for good and can no longer be replayed."
+                    confirm={`Delete ${count(d.dropped)} item${d.dropped === 1 ? "" : "s"}`}
+                    disabled={props.busy}
+                    onConfirm={() => props.onPurge(d.name)}
+                  />
+                </>
               ) : null}
             </td>
           </tr>
