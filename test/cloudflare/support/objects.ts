@@ -1,3 +1,5 @@
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 import { Miniflare } from "miniflare";
 import type { LogsEntry } from "../../../src/runtime/cloudflare/platform.js";
 import type { RelayedAnswer, RelayedCall } from "../fixtures/rpc-relay.js";
@@ -16,13 +18,13 @@ export interface Objects {
 }
 
 /** The classes of fixtures/objects.ts, each bound under its own name in capitals. */
-const CLASSES = ["Ticker", "Worker", "Isolated", "Operated", "Fragile", "Exhausted", "KvCached", "Unbound", "Unconfigured", "Probe"];
+const CLASSES = ["Ticker", "Worker", "Isolated", "Operated", "Fragile", "Exhausted", "KvCached", "Unbound", "Refused", "Unconfigured", "Probe"];
 
 /**
  * workerd with the fixture objects and a local worker-logs service bound as `LOGS`. With `persist`,
  * the objects' storage lives in that directory, so another workerd started on it finds it again.
  */
-export async function startObjects(options: { persist?: string } = {}): Promise<Objects> {
+export async function startObjects(options: { persist?: string; stdio?: (line: string) => void } = {}): Promise<Objects> {
   const [objects, logs] = await Promise.all([bundleWorker(fixture("objects.ts")), bundleWorker(fixture("logs-service.ts"))]);
   const mf = new Miniflare({
     workers: [
@@ -33,11 +35,13 @@ export async function startObjects(options: { persist?: string } = {}): Promise<
         compatibilityDate: COMPATIBILITY_DATE,
         durableObjects: Object.fromEntries(CLASSES.map((className) => [className.toUpperCase(), { className, useSQLite: true }])),
         kvNamespaces: ["CACHE"],
-        serviceBindings: { LOGS: { name: "logs", entrypoint: "LogsRPC" } },
+        serviceBindings: { LOGS: { name: "logs", entrypoint: "LogsRPC" }, REFUSING_LOGS: { name: "logs", entrypoint: "RefusingLogsRPC" } },
       },
       { name: "logs", modules: true, script: logs, compatibilityDate: COMPATIBILITY_DATE },
     ],
     ...(options.persist ? { durableObjectsPersist: options.persist, kvPersist: options.persist } : {}),
+    // The workers' console, line by line, for a test that reads it (otherwise workerd's own output).
+    ...(options.stdio ? { handleRuntimeStdio: (stdout: Readable, stderr: Readable) => [stdout, stderr].forEach((stream) => createInterface({ input: stream }).on("line", options.stdio!)) } : {}),
   });
   await mf.ready;
   return {
