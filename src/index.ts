@@ -16,6 +16,7 @@ export {
   PayloadTooLargeError,
   SchemaMismatchError,
   StoreUnavailableError,
+  StoreSetupError,
   RetryAfterError,
   CallTimeoutError,
   MissingPeerError,

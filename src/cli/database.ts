@@ -1,3 +1,4 @@
+import { StoreSetupError } from "../core/errors.js";
 import { existsSync } from "node:fs";
 import { textProblem } from "../core/bounds.js";
 import { postgres } from "../store/postgres.js";
@@ -69,7 +70,8 @@ export function openStore(database: ConfigDatabase, options: { create: boolean }
   try {
     return sqlite(database.path);
   } catch (error) {
-    throw new CommandFailure(`cannot open the SQLite database at ${database.path}: ${(error as Error).message}`);
+    // The store's own error names the path and the remedy already.
+    throw new CommandFailure(error instanceof StoreSetupError ? error.message : `cannot open the SQLite database at ${database.path}: ${(error as Error).message}`);
   }
 }
 

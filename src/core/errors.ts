@@ -56,6 +56,17 @@ export class StoreUnavailableError extends TickworkError {
 }
 
 /**
+ * The database is there but cannot be used as given (`TW_STORE_SETUP`): it does not exist, the login
+ * or a permission is refused, the file cannot be opened. Not retried, unlike `StoreUnavailableError`:
+ * waiting does not fix it, the message says what will.
+ */
+export class StoreSetupError extends TickworkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TW_STORE_SETUP", message, options);
+  }
+}
+
+/**
  * The database holds a tickwork schema this version does not know (`TW_SCHEMA_UNKNOWN`): its recorded
  * migration steps are not this version's, as when it was migrated by an unreleased build. Nothing is
  * changed; migrate a new database (or PostgreSQL schema), or drop its `tickwork_` tables.

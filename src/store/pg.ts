@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from "../core/errors.js";
+import { StoreSetupError, StoreUnavailableError } from "../core/errors.js";
 import type { PgExecutor, QueryOptions } from "../db/pg-executor.js";
 import { runBody, sqlTx } from "../db/sql-db.js";
 
@@ -109,11 +109,28 @@ function checkOut(pool: PostgresPool, onError: (error: Error) => void): Promise<
 
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "57P01", "57P02", "57P03"]);
 
-/** Connection-level failures become `StoreUnavailableError`; SQL errors stay as they are (they are bugs). */
+/** What to do about a server's refusal that waiting does not fix, by SQLSTATE. */
+const SETUP_REMEDIES: Record<string, string> = {
+  // invalid_catalog_name
+  "3D000": "create the database (CREATE DATABASE) or fix the database name in the URL",
+  // invalid_authorization_specification, invalid_password
+  "28000": "check the user in the URL and the server's pg_hba.conf",
+  "28P01": "check the user and password in the URL",
+  // insufficient_privilege
+  "42501": "the user needs CONNECT on the database and CREATE on it (for tickwork's schema) or on the schema; or run tickwork migrate once as a user that has them",
+};
+
+/**
+ * Connection-level failures become `StoreUnavailableError`; a server's refusal that waiting does not
+ * fix (no such database, login or permission refused) becomes `StoreSetupError` with its remedy; other
+ * SQL errors stay as they are (they are bugs).
+ */
 export function classify(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError) return error;
+  if (error instanceof StoreUnavailableError || error instanceof StoreSetupError) return error;
   const code = (error as { code?: string } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
+  const remedy = code === undefined ? undefined : SETUP_REMEDIES[code];
+  if (remedy) return new StoreSetupError(`PostgreSQL refused: ${message}: ${remedy}`, { cause: error });
   if ((code && (CONNECTION_CODES.has(code) || code.startsWith("08"))) || /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message)) {
     return new StoreUnavailableError(`PostgreSQL is unreachable: ${message}`, { cause: error });
   }

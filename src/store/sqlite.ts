@@ -1,3 +1,4 @@
+import { StoreSetupError, TickworkError } from "../core/errors.js";
 import { openSqlite, type SqliteDriver } from "./sqlite-driver.js";
 import { sqliteStore } from "./sqlite-store.js";
 import type { Store } from "./store.js";
@@ -22,10 +23,30 @@ export interface SqliteOptions {
  * The store is named for the file and the driver, e.g. `sqlite(./tickwork.db, node:sqlite)`.
  */
 export function sqlite(path: string, options: SqliteOptions = {}): Store {
-  const connection = openSqlite(path, options);
+  const connection = opened(path, options);
   return sqliteStore(connection.executor, {
     name: `sqlite(${path}, ${connection.driver})`,
     maxParams: connection.maxParams,
     close: () => connection.close(),
   });
+}
+
+/**
+ * Opens the file, or says in one line what to do when it cannot be (`StoreSetupError`): the drivers'
+ * own errors name neither the path nor the remedy. A missing peer driver keeps its own error.
+ */
+function opened(path: string, options: SqliteOptions): ReturnType<typeof openSqlite> {
+  try {
+    return openSqlite(path, options);
+  } catch (error) {
+    if (error instanceof TickworkError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    const code = (error as { code?: unknown } | null)?.code;
+    const remedy = /directory does not exist/i.test(message)
+      ? "create its directory first"
+      : code === "SQLITE_NOTADB" || /not a database/i.test(message)
+        ? "give tickwork a file of its own, or a new path"
+        : "check that the path is a file (or a place for one) this process may read and write";
+    throw new StoreSetupError(`cannot open the SQLite database ${path}: ${message}: ${remedy}`, { cause: error });
+  }
 }
