@@ -167,8 +167,10 @@ export class SqliteQueueStore extends SharedQueueStore implements QueueStore {
                  ORDER BY priority, run_at, id LIMIT ?`;
     const set = `UPDATE tickwork_jobs SET status = 'running', attempts = attempts + 1, worker_id = ?, lease_until = ?,
                    max_attempts = CASE WHEN max_attempts_from_queue = 1 THEN coalesce(?, max_attempts) ELSE max_attempts END`;
-    if (start >= limit) {
-      const rows = this.db.all<JobRow>(`${set}, started_at = ? WHERE id IN (${due}) RETURNING ${CLAIMED}`, [workerId, leaseUntil, queueMaxAttempts ?? null, now, queue, now, queue, limit]);
+    // All started, or all held (a worker whose slots are full claims ahead): one statement, as both
+    // are common at full speed (about half of a busy worker's claims start none).
+    if (start >= limit || start <= 0) {
+      const rows = this.db.all<JobRow>(`${set}, started_at = ? WHERE id IN (${due}) RETURNING ${CLAIMED}`, [workerId, leaseUntil, queueMaxAttempts ?? null, start > 0 ? now : null, queue, now, queue, limit]);
       return rows.map((row) => toJob(row, true)).sort(byClaimOrder);
     }
     // The first `start` in claim order start now, the rest are held unstarted: the ids are read in
