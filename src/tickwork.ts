@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Store } from "./store/store.js";
 import type { Jobs } from "./queue/jobs.js";
 import type { EnqueuedJob } from "./queue/job.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { InvalidInputError } from "../../src/index.js";
 import type { AppDatabase, Statement } from "./database.js";
 import type { PriceTick, TrackedAccount } from "./market.js";

@@ -15,7 +15,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import Database from "better-sqlite3";
-import { z } from "zod";
+import * as z from "zod";
 import { WebhookVerificationError, verifyWebhook } from "../../src/delivery/index.js";
 import { callbackKey, type Callback } from "./callbacks.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type Tickwork } from "../../src/index.js";
 import { keyset, type Delivery } from "../../src/delivery/index.js";
 import { TickworkObject, type DurableObjectContext } from "../../src/runtime/cloudflare/index.js";

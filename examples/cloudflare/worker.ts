@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { Logger, toMs } from "../../src/index.js";
 import { Cache } from "../../src/cache/index.js";
 import { kvCache, workersLogs } from "../../src/runtime/cloudflare/index.js";

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { Hono, type Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { z } from "zod";
+import * as z from "zod";
 import { type Logger } from "../../src/index.js";
 import { DuplicateRequestError, IdempotencyKeyReuseError } from "../../src/idempotency/index.js";
 import type { RefusalCode } from "./ledger.js";

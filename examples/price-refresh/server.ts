@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { Hono, type Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { Tickwork } from "../../src/index.js";
 import { readPrices } from "./prices.js";
 

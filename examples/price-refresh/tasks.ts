@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type Duration, type Limiter, type TaskContext, type Tickwork } from "../../src/index.js";
 import { RateLimitedError, type HttpClient } from "../../src/http/index.js";
 import type { AppDatabase } from "./database.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { InvalidInputError, schedule, type Clock, type Duration, type LogLevel, type LoggerOption, type Tickwork } from "../../src/index.js";
 import { type Fanout } from "../../src/fanout/index.js";
 import { createApi, listen, type Listening } from "./api.js";

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { z } from "zod";
+import type * as z from "zod";
 import { InvalidInputError } from "../../src/index.js";
 import { EmptyStateError, fanoutReceiver, type FanoutReceiver, type ReceiverStorage, type StateSource } from "../../src/fanout/index.js";
 import type { FailureDecider, FailureMode } from "./failures.js";

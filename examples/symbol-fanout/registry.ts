@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { InvalidInputError, TickworkError } from "../../src/index.js";
 import type { AppDatabase } from "./database.js";
 import { ALL_SYMBOLS, DISABLE_SYMBOL, ENABLED_SYMBOLS, ENABLE_SYMBOL, GET_SYMBOL, UPSERT_SYMBOL, type SymbolRow } from "./sql.js";

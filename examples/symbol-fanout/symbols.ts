@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The symbol metadata of seed 001 and the two payloads the registry pushes: collectors transform

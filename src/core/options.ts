@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { toMs, type Duration } from "./duration.js";
 import { InvalidInputError, preview } from "./errors.js";
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { schedule, type Backoff } from "../core/backoff.js";
 import { INT32_MAX, checkText } from "../core/bounds.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";

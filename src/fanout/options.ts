@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { schedule, type Backoff } from "../core/backoff.js";
 import type { Logger } from "../core/logger.js";
 import { INT32_MAX, checkText } from "../core/bounds.js";

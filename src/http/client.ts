@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { exponential, nextDelay, type Backoff } from "../core/backoff.js";
 import { systemClock, type Clock, type TimerHandle } from "../core/clock.js";
 import type { Duration } from "../core/duration.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { MAX_INDEXED_TEXT, checkText } from "../core/bounds.js";
 import { InvalidInputError } from "../core/errors.js";
 import { durationMs, fn, parseOptions } from "../core/options.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { exponential, type BackoffPolicy } from "../core/backoff.js";
 import { DEFAULT_PAYLOAD_BYTES, INT32_MAX, MAX_PAYLOAD_BYTES, checkInstant, checkInt, checkText, preview } from "../core/bounds.js";
 import { toMs, type Duration } from "../core/duration.js";

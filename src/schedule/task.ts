@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { INT32_MAX, preview } from "../core/bounds.js";
 import type { Duration } from "../core/duration.js";
 import { InvalidInputError } from "../core/errors.js";

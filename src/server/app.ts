@@ -1,6 +1,6 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { compress } from "hono/compress";
-import { z } from "zod";
+import * as z from "zod";
 import type { Tickwork } from "../tickwork.js";
 import { durationMs, parseOptions } from "../core/options.js";
 import { deliveryRoutes } from "./api/deliveries.js";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { z } from "zod";
+import type * as z from "zod";
 import { InvalidInputError, StoreUnavailableError, errorText, type TickworkError } from "../core/errors.js";
 import { JobNotFoundError, JobStateError, UnknownQueueError } from "../queue/errors.js";
 import type { Logger } from "../core/logger.js";

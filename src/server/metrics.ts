@@ -1,6 +1,6 @@
 // Types only: `prom-client` is an optional peer, loaded when metrics are asked for.
 import type * as promClient from "prom-client";
-import { z } from "zod";
+import * as z from "zod";
 import { InvalidInputError, describe } from "../core/errors.js";
 import type { LogEvent } from "../core/logger.js";
 import { parseOptions } from "../core/options.js";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { MAX_TIME_MS, textProblem } from "../core/bounds.js";
 import { toMs } from "../core/duration.js";
 import { ApiError, invalid } from "./errors.js";

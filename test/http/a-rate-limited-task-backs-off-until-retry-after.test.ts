@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { createTickwork, type Tickwork } from "../../src/tickwork.js";
 import type { LogEvent } from "../../src/core/logger.js";
 import { createHttpClient } from "../../src/http/client.js";

@@ -1,5 +1,5 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { HttpError, HttpSchemaError } from "../../src/http/errors.js";
 import { createHttpClient, type HttpClientOptions } from "../../src/http/client.js";
 import { captureEvents, scriptedServer } from "./support/scripted-server.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { Clock } from "../../core/clock.js";
 import { toMs, type Duration } from "../../core/duration.js";
 import { InvalidInputError, describe, preview } from "../../core/errors.js";

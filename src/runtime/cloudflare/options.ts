@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { TickworkOptions } from "../../tickwork.js";
 import { InvalidInputError } from "../../core/errors.js";
 import type { LogLevel, LoggerOption } from "../../core/logger.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import type { Delivery } from "../../delivery/delivery.js";
 import type { DeliveryRow, DroppedRow } from "../../delivery/store.js";

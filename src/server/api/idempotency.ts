@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import type { IdempotencyRecord, ListCursor } from "../../idempotency/store.js";
 import { MAX_SCOPE_LENGTH } from "../../idempotency/input.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import { JOB_STATUSES, type Job, type JobStatus } from "../../queue/job.js";
 import { UnknownQueueError } from "../../queue/errors.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import { durationMs } from "../../core/options.js";
 import type { Limiter } from "../../queue/flow-control/limiter.js";

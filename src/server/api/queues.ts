@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import type { QueueFlowStatus } from "../../queue/controls.js";
 import { ApiError } from "../errors.js";

@@ -1,5 +1,5 @@
 import type { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { Tickwork } from "../../tickwork.js";
 import { ApiError } from "../errors.js";
 import { instant, name, parseBody, parseParam, resolveInstant } from "../validation.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { InvalidInputError } from "../../../src/core/errors.js";
 import type { Tickwork } from "../../../src/tickwork.js";
 import { EmptyStateError } from "../../../src/fanout/errors.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The structural parts of Grafana's dashboard JSON model (schemaVersion 36 and later, where a
