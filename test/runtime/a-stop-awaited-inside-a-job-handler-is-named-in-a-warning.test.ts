@@ -3,6 +3,12 @@ import { sqliteFileCase } from "../support/stores.js";
 import { eventually, realEngines, within } from "../support/real-time.js";
 import type { Job } from "../../src/queue/job.js";
 
+/**
+ * The engine finds the handler on the stop's call stack, async frames included: V8 (Node, Deno,
+ * workerd) keeps the frames of awaited calls, Bun's engine does not, so there the stop only ends.
+ */
+const KEEPS_ASYNC_FRAMES = !("bun" in process.versions);
+
 describe("tw.stop() called inside a job handler", () => {
   const c = sqliteFileCase();
   const engine = realEngines({ afterStop: () => c.cleanup() });
@@ -29,7 +35,8 @@ describe("tw.stop() called inside a job handler", () => {
     const after = await engine({ store: c.reopen() });
     expect(await after.tw.jobs.get(job.id)).toMatchObject({ status: "pending" });
     const warnings = named("engine.stop_in_handler");
-    expect(warnings).toHaveLength(1);
+    expect(warnings).toHaveLength(KEEPS_ASYNC_FRAMES ? 1 : 0);
+    if (!KEEPS_ASYNC_FRAMES) return;
     expect(warnings[0]).toMatchObject({ level: "warn", graceMs: 300 });
     expect(String(warnings[0]!.message)).toMatch(/inside a job handler.*shutdownGrace \(300 ms\)/);
   });
@@ -50,7 +57,7 @@ describe("tw.stop() called inside a job handler", () => {
     await tw.start();
     await eventually(() => stopped !== null, "the batch handler to call stop");
     await within(stopped!, 10_000, "the stop to end after its grace");
-    expect(named("engine.stop_in_handler")).toHaveLength(1);
+    expect(named("engine.stop_in_handler")).toHaveLength(KEEPS_ASYNC_FRAMES ? 1 : 0);
 
     const other = await engine({ store: c.make() });
     other.tw.queue("emails", { handler: () => {} });
