@@ -52,9 +52,23 @@ export interface DeliveryDeps {
 }
 
 /** Delivery ids are UUIDs (36 characters); anything this long is no id of ours. */
-const MAX_ID_LENGTH = 100;
-/** Dead letters deleted per statement by the upkeep's prune. */
-const PRUNE_BATCH = 1_000;
+export const MAX_ID_LENGTH = 100;
+/** Dead letters deleted per statement by a purge of everything dropped before a time. */
+const PURGE_BATCH = 1_000;
+
+/**
+ * Deletes every dead letter of `delivery` dropped before `before`, a batch at a time until one comes
+ * back short; returns the ids deleted. The engine's upkeep and the command line both purge this way.
+ */
+export async function purgeDroppedBefore(store: DeliveryStore, delivery: string, before: number): Promise<string[]> {
+  const purged: string[] = [];
+  for (let n = PURGE_BATCH; n === PURGE_BATCH; ) {
+    const batch = await store.purgeDropped({ delivery, before, limit: PURGE_BATCH });
+    purged.push(...batch);
+    n = batch.length;
+  }
+  return purged;
+}
 
 /**
  * Batched callback delivery. Every emitted item goes to a durable outbox in one statement per 16
@@ -250,10 +264,7 @@ export class Delivery<T = unknown> {
   async prune(now: number): Promise<void> {
     const keep = this.config.deadLetterRetention;
     if (keep === false) return;
-    let pruned = 0;
-    for (let n = PRUNE_BATCH; n === PRUNE_BATCH; pruned += n) {
-      n = (await this.deps.store.purgeDropped({ delivery: this.name, before: now - keep, limit: PRUNE_BATCH })).length;
-    }
+    const pruned = (await purgeDroppedBefore(this.deps.store, this.name, now - keep)).length;
     if (pruned) this.deps.logger.info("delivery.pruned", { delivery: this.name, count: pruned, olderThanMs: keep });
   }
 

@@ -80,6 +80,11 @@ export function resolveInstant(value: { at: number } | { in: number }, now: numb
   return "at" in value ? value.at : now + value.in;
 }
 
+/** As `resolveInstant`, a duration looking back instead: "1h" is an hour ago (never before 1970). */
+export function resolvePastInstant(value: { at: number } | { in: number }, now: number): number {
+  return "at" in value ? value.at : Math.max(0, now - value.in);
+}
+
 /** The query string through `schema`: unknown and repeated parameters are refused, by name. */
 export function parseQuery<S extends z.ZodObject>(c: Context, schema: S): z.output<S> {
   const given: Record<string, string> = {};

@@ -1,9 +1,8 @@
-import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
+import { WORKER_BUILD } from "./support/workerd.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** What docs/runtimes/cloudflare.md promises for the example Worker, minified, with a margin for growth. */
 const BUDGET = { minifiedKiB: 450, gzipKiB: 140, zodKiB: 120 };
 
@@ -11,15 +10,9 @@ describe("the Cloudflare example Worker's bundle", () => {
   it(`stays within ${BUDGET.minifiedKiB} KiB minified (${BUDGET.gzipKiB} KiB gzip), zod within ${BUDGET.zodKiB} KiB of it`, async () => {
     // As wrangler bundles it: esbuild, the workerd conditions, minified as `wrangler deploy --minify`.
     const result = await build({
+      ...WORKER_BUILD,
       entryPoints: ["examples/cloudflare/worker.ts"],
-      absWorkingDir: ROOT,
-      bundle: true,
       minify: true,
-      platform: "neutral",
-      format: "esm",
-      target: "es2022",
-      conditions: ["workerd", "worker", "browser"],
-      mainFields: ["module", "main"],
       external: ["cloudflare:*", "node:*"],
       write: false,
       metafile: true,

@@ -1,5 +1,6 @@
 import { toMs } from "../../core/duration.js";
 import { checkText } from "../../core/bounds.js";
+import { MAX_ID_LENGTH, purgeDroppedBefore } from "../../delivery/delivery.js";
 import { MAX_NAME_LENGTH } from "../../delivery/options.js";
 import { CONFIG_OPTION, DATABASE_OPTIONS, JSON_OPTION, LOG_LEVEL_OPTION, flag, positionals, stringOption, type Parsed } from "../args.js";
 import type { Command } from "../command.js";
@@ -8,10 +9,6 @@ import { print, printJson } from "../output.js";
 import { configOf, openSession } from "../session.js";
 
 const COMMON = { ...DATABASE_OPTIONS, ...CONFIG_OPTION, ...JSON_OPTION, ...LOG_LEVEL_OPTION };
-/** The engine's bound on a delivery item's id. */
-const MAX_ID_LENGTH = 100;
-/** Dead letters deleted per statement; a purge goes on until a batch comes back short. */
-const BATCH = 1_000;
 
 export const deliveriesPurgeCommand: Command = {
   name: "deliveries purge",
@@ -36,16 +33,10 @@ export const deliveriesPurgeCommand: Command = {
     const session = await openSession(parsed, { command, config: await configOf(parsed, command, "optional"), purpose: "operate" });
     try {
       const store = session.tw.store.delivery;
-      const purged: string[] = [];
-      if ("id" in target) purged.push(...(await store.purgeDropped({ delivery: delivery!, ids: [target.id], limit: 1 })));
-      else {
-        const before = session.tw.clock.now() - target.olderThanMs;
-        for (let n = BATCH; n === BATCH; ) {
-          const batch = await store.purgeDropped({ delivery: delivery!, before, limit: BATCH });
-          purged.push(...batch);
-          n = batch.length;
-        }
-      }
+      const purged =
+        "id" in target
+          ? await store.purgeDropped({ delivery: delivery!, ids: [target.id], limit: 1 })
+          : await purgeDroppedBefore(store, delivery!, session.tw.clock.now() - target.olderThanMs);
       if (flag(parsed, "json")) printJson({ delivery, purged });
       else print(`${purged.length} dead letter${purged.length === 1 ? "" : "s"} of delivery ${delivery} deleted`);
       return EXIT_OK;

@@ -5,7 +5,7 @@ import type { Delivery } from "../../delivery/delivery.js";
 import type { DeliveryRow, DroppedRow } from "../../delivery/store.js";
 import { ApiError } from "../errors.js";
 import { previewOf } from "./preview.js";
-import { cursorOf, inRange, instant, limit, parseBody, parseParam, parseQuery, storable, text, toCursor } from "../validation.js";
+import { cursorOf, inRange, instant, limit, parseBody, parseParam, parseQuery, resolvePastInstant, storable, text, toCursor } from "../validation.js";
 import type { DeliveryItemView, DeliverySummary } from "./types.js";
 
 /** Items shown per delivery in the overview; the rest are a page of the item routes away. */
@@ -112,10 +112,8 @@ export function deliveryRoutes(api: Hono, tw: Tickwork): void {
     const delivery = declared(tw, parseParam(c, "delivery", text(200)));
     const body = await parseBody(c, ReplayBody, '{"id":"..."} or {"since":"1h"}');
     if (body.id !== undefined) return c.json({ delivery: delivery.name, replayed: await delivery.replay({ id: body.id }) });
-    // A duration looks back: { "since": "1h" } replays what was dropped in the last hour (all of it, past 1970).
-    const since = body.since!;
-    const from = "at" in since ? since.at : Math.max(0, tw.clock.now() - since.in);
-    return c.json({ delivery: delivery.name, replayed: await delivery.replay({ since: from, limit: body.limit }) });
+    // A duration looks back: { "since": "1h" } replays what was dropped in the last hour.
+    return c.json({ delivery: delivery.name, replayed: await delivery.replay({ since: resolvePastInstant(body.since!, tw.clock.now()), limit: body.limit }) });
   });
 
   /** Deletes dead letters for good (one by id, or all dropped before a time); they can no longer be replayed. */
@@ -124,8 +122,6 @@ export function deliveryRoutes(api: Hono, tw: Tickwork): void {
     const body = await parseBody(c, PurgeBody, '{"id":"..."} or {"before":"7d"}');
     if (body.id !== undefined) return c.json({ delivery: delivery.name, purged: await delivery.purge({ id: body.id }) });
     // A duration looks back: { "before": "7d" } purges what was dropped more than a week ago.
-    const before = body.before!;
-    const until = "at" in before ? before.at : Math.max(0, tw.clock.now() - before.in);
-    return c.json({ delivery: delivery.name, purged: await delivery.purge({ before: until, limit: body.limit }) });
+    return c.json({ delivery: delivery.name, purged: await delivery.purge({ before: resolvePastInstant(body.before!, tw.clock.now()), limit: body.limit }) });
   });
 }

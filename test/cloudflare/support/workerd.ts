@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type BuildOptions } from "esbuild";
 import { Miniflare, type MiniflareOptions } from "miniflare";
 
 export const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
@@ -8,6 +8,17 @@ export const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 export const COMPATIBILITY_DATE = "2026-04-01";
 
 const bundles = new Map<string, Promise<string>>();
+
+/** How wrangler bundles a Worker for workerd: one ESM file, platform neutral, the workerd conditions. */
+export const WORKER_BUILD: BuildOptions = {
+  absWorkingDir: ROOT,
+  bundle: true,
+  platform: "neutral",
+  format: "esm",
+  target: "es2022",
+  conditions: ["workerd", "worker", "browser"],
+  mainFields: ["module", "main"],
+};
 
 /**
  * Bundles a worker's entry module as wrangler would for workerd: one ESM file, platform neutral,
@@ -19,14 +30,8 @@ export function bundleWorker(entry: string, alias: Record<string, string> = {}):
   let bundled = bundles.get(key);
   if (!bundled) {
     bundled = build({
+      ...WORKER_BUILD,
       entryPoints: [entry],
-      absWorkingDir: ROOT,
-      bundle: true,
-      platform: "neutral",
-      format: "esm",
-      target: "es2022",
-      conditions: ["workerd", "worker", "browser"],
-      mainFields: ["module", "main"],
       external: ["cloudflare:*"],
       alias,
       write: false,
